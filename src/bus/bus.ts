@@ -1,0 +1,31 @@
+// Change notifications between processes and instances: "the catalog has a
+// new revision", "this key changed". One small interface, several transports:
+// cluster IPC in the embedded default (NOTIFY does not cross pglite-socket
+// connections), LISTEN/NOTIFY with a real PostgreSQL. Every consumer also
+// polls, so a lost notification only delays a change, never loses it.
+
+export type Topic = 'catalog' | 'keys' | 'orgs';
+
+export type ChangeHandler = (payload: string) => void;
+
+export interface ChangeBus {
+  /** Delivers to every subscriber of every process, this one included. */
+  publish(topic: Topic, payload: string): Promise<void>;
+  subscribe(topic: Topic, handler: ChangeHandler): void;
+  close(): Promise<void>;
+}
+
+/** Local fan-out shared by the transports. */
+export class Subscribers {
+  private readonly handlers = new Map<Topic, ChangeHandler[]>();
+
+  add(topic: Topic, handler: ChangeHandler): void {
+    const list = this.handlers.get(topic) ?? [];
+    list.push(handler);
+    this.handlers.set(topic, list);
+  }
+
+  deliver(topic: Topic, payload: string): void {
+    for (const h of this.handlers.get(topic) ?? []) h(payload);
+  }
+}

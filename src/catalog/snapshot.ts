@@ -1,0 +1,168 @@
+// Turns catalog rows into what the workers serve: the name → model map the
+// pipeline resolves against, and the GET /v1/models body, rendered once per
+// revision. Protocol and modality support is the exact intersection of the
+// model's declared enabled capabilities and its routable supplier routes.
+import { createHash } from 'node:crypto';
+import type { Capability, CatalogModel, ModalityCode, Price, ProtocolCode, Route, Supplier, Vendor } from './types.js';
+
+export interface CatalogRows {
+  vendors: Vendor[];
+  models: Array<Record<string, any>>;
+  capabilities: Array<Record<string, any>>;
+  routes: Array<Record<string, any>>;
+  prices: Array<Record<string, any>>;
+}
+
+export interface CatalogSnapshot {
+  revision: number;
+  loadedAt: string;
+  stale: boolean;
+  /** Canonical names and aliases → model. */
+  byName: Map<string, CatalogModel>;
+  /** The GET /v1/models body and its ETag. */
+  listBody: string;
+  etag: string;
+  /** Public objects, kept to re-render the list (e.g. when going stale). */
+  publicModels: Array<Record<string, unknown>>;
+}
+
+const NO_PRICE: Price = { inputPerMtok: 0, cachedInputPerMtok: 0, outputPerMtok: 0, imageUnit: 0 };
+
+function capabilityOf(row: Record<string, any>): Capability {
+  return {
+    modality_code: row.modality_code,
+    protocol_code: row.protocol_code,
+    status: row.status,
+    streaming_status: row.streaming_status,
+    strict_semantics_status: row.strict_semantics_status,
+    structured_output_mode: row.structured_output_mode,
+    structured_output_status: row.structured_output_status,
+    structured_output_streaming_status: row.structured_output_streaming_status,
+    tools_status: row.tools_status,
+  };
+}
+
+function groupBy<T>(rows: T[], key: (r: T) => string): Map<string, T[]> {
+  const out = new Map<string, T[]>();
+  for (const r of rows) {
+    const k = key(r);
+    const list = out.get(k);
+    if (list === undefined) out.set(k, [r]);
+    else list.push(r);
+  }
+  return out;
+}
+
+export function renderList(revision: number, loadedAt: string, stale: boolean, data: unknown[]): { body: string; etag: string } {
+  const body = JSON.stringify({ catalog_revision: revision, data, loaded_at: loadedAt, object: 'list', stale });
+  const etag = '"' + createHash('sha1').update(body).digest('base64url') + '"';
+  return { body, etag };
+}
+
+function publicModel(m: Record<string, any>, model: CatalogModel, caps: Capability[], supplierCount: number): Record<string, unknown> {
+  const out: Record<string, unknown> = {
+    aliases: m.aliases,
+    banner_seed: m.banner_seed,
+    canonical_name: m.canonical_name,
+    capabilities: caps,
+  };
+  if (m.context_window_tokens !== null) out.context_window_tokens = m.context_window_tokens;
+  Object.assign(out, {
+    description_en: m.description_en,
+    description_ru: m.description_ru,
+    display_name_en: m.display_name_en,
+    display_name_ru: m.display_name_ru,
+  });
+  if (m.header_badge !== null) out.header_badge = m.header_badge;
+  out.id = m.canonical_name;
+  if (m.max_output_tokens !== null) out.max_output_tokens = m.max_output_tokens;
+  out.modality_codes = model.modalityCodes;
+  out.model_id = m.model_id;
+  out.object = 'model';
+  out.protocol_codes = [...model.protocols.keys()];
+  if (m.released_on !== null) out.released_on = m.released_on;
+  if (m.showcase_position !== null) out.showcase_position = m.showcase_position;
+  out.supplier_count = supplierCount;
+  out.vendor = { code: model.vendor.code, display_name_en: model.vendor.display_name_en, display_name_ru: model.vendor.display_name_ru, id: model.vendor.id };
+  return out;
+}
+
+export function buildSnapshot(revision: number, rows: CatalogRows, simulatorUrl: string | null): CatalogSnapshot {
+  const vendors = new Map(rows.vendors.map((v) => [v.id, v]));
+  const capsByModel = groupBy(rows.capabilities, (r) => r.model_id as string);
+  const routesByModel = groupBy(rows.routes, (r) => r.model_id as string);
+  const prices = new Map(rows.prices.map((p) => [p.model_id as string, p]));
+  const suppliers = new Map<string, Supplier>();
+  const supplierOf = (r: Record<string, any>): Supplier => {
+    let s = suppliers.get(r.supplier_id);
+    if (s === undefined) {
+      s = {
+        id: r.supplier_id,
+        name: r.name,
+        wireProtocol: r.wire_protocol,
+        baseUrl: String(r.base_url).replace('{simulator}', simulatorUrl ?? 'http://127.0.0.1:0'),
+        credentialEnv: r.credential_env,
+        protocols: r.protocols,
+      };
+      suppliers.set(s.id, s);
+    }
+    return s;
+  };
+
+  const byName = new Map<string, CatalogModel>();
+  const publicModels: Array<Record<string, unknown>> = [];
+  const sorted = [...rows.models].sort(
+    (a, b) => (a.showcase_position ?? Infinity) - (b.showcase_position ?? Infinity) || String(a.canonical_name).localeCompare(b.canonical_name),
+  );
+  for (const m of sorted) {
+    const routes = routesByModel.get(m.model_id) ?? [];
+    const protocols = new Map<ProtocolCode, { capability: Capability; routes: Route[] }>();
+    const caps: Capability[] = [];
+    for (const row of capsByModel.get(m.model_id) ?? []) {
+      if (!(m.modality_codes as string[]).includes(row.modality_code)) continue;
+      const routed = routes.filter((r) => r.protocol_code === row.protocol_code);
+      if (routed.length === 0) continue;
+      const capability = capabilityOf(row);
+      caps.push(capability);
+      if (!protocols.has(capability.protocol_code)) {
+        protocols.set(capability.protocol_code, {
+          capability,
+          routes: routed.map((r) => ({ supplier: supplierOf(r), upstreamModel: r.upstream_model, priority: r.priority })),
+        });
+      }
+    }
+    if (protocols.size === 0) continue;
+    const p = prices.get(m.model_id);
+    const modalities = [...new Set(caps.map((c) => c.modality_code))] as ModalityCode[];
+    const model: CatalogModel = {
+      modelId: m.model_id,
+      canonicalName: m.canonical_name,
+      vendor: vendors.get(m.vendor_id)!,
+      modalityCodes: modalities,
+      maxOutputTokens: m.max_output_tokens,
+      contextWindowTokens: m.context_window_tokens,
+      price: p
+        ? { inputPerMtok: p.input_micros_per_mtok, cachedInputPerMtok: p.cached_input_micros_per_mtok, outputPerMtok: p.output_micros_per_mtok, imageUnit: p.image_unit_micros }
+        : NO_PRICE,
+      protocols,
+    };
+    const servingSuppliers = new Set<string>();
+    for (const { routes: rs } of protocols.values()) for (const r of rs) servingSuppliers.add(r.supplier.id);
+    publicModels.push(publicModel(m, model, caps, servingSuppliers.size));
+    byName.set(model.canonicalName, model);
+  }
+  // Aliases never shadow a canonical name; the first model (in showcase order) keeps a shared alias.
+  for (const model of [...byName.values()]) {
+    const row = rows.models.find((m) => m.model_id === model.modelId)!;
+    for (const alias of row.aliases as string[]) if (!byName.has(alias)) byName.set(alias, model);
+  }
+  const loadedAt = new Date().toISOString();
+  const { body, etag } = renderList(revision, loadedAt, false, publicModels);
+  return { revision, loadedAt, stale: false, byName, listBody: body, etag, publicModels };
+}
+
+/** The same snapshot marked stale: revision diagnostics kept, no capability advertised. */
+export function markStale(snap: CatalogSnapshot): CatalogSnapshot {
+  const { body, etag } = renderList(snap.revision, snap.loadedAt, true, []);
+  return { ...snap, stale: true, listBody: body, etag };
+}

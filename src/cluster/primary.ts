@@ -1,0 +1,115 @@
+// The cluster primary: owns the store (in the embedded default it opens
+// PGlite and serves it over pglite-socket), applies migrations, seeds the demo
+// catalog, starts the simulator supplier, forks one HTTP worker per core and
+// restarts any that dies, relays change notifications, and on SIGTERM/SIGINT
+// drains the workers and exits 0.
+import cluster, { type Worker } from 'node:cluster';
+import type { ChangeBus } from '../bus/bus.js';
+import { PrimaryIpcBus } from '../bus/ipc-bus.js';
+import { PgBus } from '../bus/pg-bus.js';
+import { seedDemoCatalog } from '../catalog/seed.js';
+import type { Config } from '../config/types.js';
+import { createLogger, flushLogger } from '../log/logger.js';
+import { Metrics } from '../metrics/registry.js';
+import { assertNativeUws } from '../server/uws.js';
+import { openEmbeddedStore, type EmbeddedStore } from '../store/embedded.js';
+import { migrate } from '../store/migrate.js';
+import { createPool } from '../store/pool.js';
+import { startSimulator, type Simulator } from '../suppliers/simulator/index.js';
+import { PrimaryChannel } from './ipc.js';
+import { serveMetricsFromPrimary } from './metrics.js';
+
+/** A worker that dies sooner than this after its start counts towards a crash loop. */
+const EARLY_DEATH_MS = 5000;
+
+export async function runPrimary(config: Config): Promise<void> {
+  assertNativeUws();
+  const logger = createLogger(config.log_level, 'primary');
+  const started = performance.now();
+
+  let embedded: EmbeddedStore | null = null;
+  let storeUrl = config.database_url;
+  if (storeUrl === null) {
+    embedded = await openEmbeddedStore(config.data_dir, config.workers * config.pools.pg_max + 16);
+    storeUrl = embedded.url;
+  }
+  const pool = createPool(storeUrl, 4);
+  const applied = await migrate(pool);
+  const seeded = config.catalog.seed_demo ? await seedDemoCatalog(pool) : false;
+
+  let simulator: Simulator | null = null;
+  let simulatorUrl = config.simulator.url;
+  if (simulatorUrl === null && config.simulator.enabled) {
+    simulator = await startSimulator({ host: '127.0.0.1', port: config.simulator.port, instances: config.simulator.instances });
+    simulatorUrl = simulator.url;
+  }
+
+  const channel = new PrimaryChannel();
+  let bus: ChangeBus;
+  if (config.database_url !== null) {
+    const pgBus = new PgBus(storeUrl, pool, logger);
+    await pgBus.start();
+    bus = pgBus;
+  } else {
+    bus = new PrimaryIpcBus(channel);
+  }
+  serveMetricsFromPrimary(channel, new Metrics());
+
+  let shuttingDown = false;
+  const startedAt = new Map<number, number>();
+  let earlyDeaths = 0;
+  const env = { TOLLGATE_STORE_URL: storeUrl, TOLLGATE_SIMULATOR_URL: simulatorUrl ?? '' };
+  const fork = (): Worker => {
+    const worker = cluster.fork(env);
+    startedAt.set(worker.id, performance.now());
+    channel.attach(worker);
+    return worker;
+  };
+
+  const readyPorts: number[] = [];
+  const allReady = new Promise<void>((resolve) => {
+    channel.on('ready', (m: { port: number }) => {
+      readyPorts.push(m.port);
+      if (readyPorts.length === config.workers) resolve();
+    });
+  });
+  cluster.on('exit', (worker, code, signal) => {
+    if (shuttingDown) return;
+    const lived = performance.now() - (startedAt.get(worker.id) ?? 0);
+    earlyDeaths = lived < EARLY_DEATH_MS ? earlyDeaths + 1 : 0;
+    const delay = Math.min(30_000, earlyDeaths === 0 ? 0 : 250 * 2 ** Math.min(earlyDeaths, 7));
+    logger.warn({ worker: worker.process.pid, code, signal, restartInMs: delay }, 'worker died; starting a replacement');
+    setTimeout(() => {
+      if (!shuttingDown) fork();
+    }, delay);
+  });
+  for (let i = 0; i < config.workers; i++) fork();
+  await allReady;
+  logger.info(
+    { port: readyPorts[0], workers: config.workers, store: embedded ? 'embedded' : 'postgres', simulator: simulatorUrl, migrations: applied, seeded, ms: Math.round(performance.now() - started) },
+    'listening',
+  );
+
+  const shutdown = async (signal: string): Promise<void> => {
+    if (shuttingDown) return;
+    shuttingDown = true;
+    logger.info({ signal }, 'shutting down: draining workers');
+    const workers = Object.values(cluster.workers ?? {}).filter((w): w is Worker => w !== undefined);
+    const exited = Promise.all(workers.map((w) => new Promise<void>((resolve) => (w.isDead() ? resolve() : w.once('exit', () => resolve())))));
+    channel.broadcast('shutdown');
+    const deadline = new Promise<'timeout'>((resolve) => setTimeout(() => resolve('timeout'), config.http.drain_timeout_ms + 3000).unref());
+    if ((await Promise.race([exited, deadline])) === 'timeout') {
+      logger.warn('workers did not exit in time; killing them');
+      for (const w of workers) w.process.kill('SIGKILL');
+    }
+    await bus.close();
+    await simulator?.close();
+    await pool.end().catch(() => {});
+    await embedded?.close();
+    logger.info('stopped');
+    await flushLogger(logger);
+    process.exit(0);
+  };
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+}

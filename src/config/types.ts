@@ -1,0 +1,16 @@
+// The shape of config/schema.json, as the code sees it after loading.
+export interface Config {
+  host: string;
+  port: number;
+  /** HTTP worker processes (0 in the file means one per core; resolved at load). */
+  workers: number;
+  database_url: string | null;
+  redis_url: string | null;
+  admin_token: string | null;
+  log_level: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  data_dir: string;
+  http: { max_body_bytes: number; drain_timeout_ms: number };
+  pools: { pg_max: number; piscina_min_threads: number; piscina_max_threads: number };
+  catalog: { refresh_ms: number; seed_demo: boolean };
+  simulator: { enabled: boolean; url: string | null; port: number; instances: string[] };
+}

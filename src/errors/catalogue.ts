@@ -1,0 +1,63 @@
+// The one error catalogue: every refusal the service can give, with its HTTP
+// status, its error class and a fixed safe sentence. Surfaces only choose the
+// envelope; suppliers map upstream failures into these codes. The README's
+// table is pinned to this file by test/errors/catalogue.test.ts.
+
+/** Error classes of the chat/responses envelope; messages adds `overloaded_error`. */
+export type ErrorClass =
+  | 'invalid_request_error'
+  | 'authentication_error'
+  | 'permission_error'
+  | 'not_found_error'
+  | 'rate_limit_error'
+  | 'api_error'
+  | 'overloaded_error';
+
+export interface CatalogueEntry {
+  readonly status: number;
+  readonly type: ErrorClass;
+  readonly message: string;
+}
+
+export const CATALOGUE = {
+  invalid_json: { status: 400, type: 'invalid_request_error', message: 'The request body is not valid JSON.' },
+  invalid_request: {
+    status: 400,
+    type: 'invalid_request_error',
+    message: 'A member of the request is missing, unknown, or has a value outside what it accepts; see param.',
+  },
+  unsupported_media_type: {
+    status: 415,
+    type: 'invalid_request_error',
+    message: 'Request bodies must be JSON, sent with Content-Type: application/json.',
+  },
+  body_too_large: { status: 413, type: 'invalid_request_error', message: 'The request body is larger than this service accepts.' },
+  invalid_api_key: { status: 401, type: 'authentication_error', message: 'The request did not present a valid API key.' },
+  scope_denied: { status: 403, type: 'permission_error', message: 'This API key is not allowed to make this request.' },
+  insufficient_funds: {
+    status: 402,
+    type: 'permission_error',
+    message: 'The organization does not have enough funds to reserve this request.',
+  },
+  model_not_found: {
+    status: 404,
+    type: 'not_found_error',
+    message: 'The model does not exist or is not served on this surface.',
+  },
+  not_found: { status: 404, type: 'not_found_error', message: 'There is nothing at this path.' },
+  method_not_allowed: { status: 405, type: 'invalid_request_error', message: 'This path does not accept this method.' },
+  version_conflict: { status: 409, type: 'invalid_request_error', message: 'The object changed since the version you sent.' },
+  idempotency_conflict: {
+    status: 409,
+    type: 'invalid_request_error',
+    message: 'This Idempotency-Key was already used with a different request.',
+  },
+  rate_limited: { status: 429, type: 'rate_limit_error', message: 'Too many requests; retry after the time in Retry-After.' },
+  upstream_error: { status: 502, type: 'api_error', message: 'The model supplier failed to answer.' },
+  upstream_overloaded: { status: 529, type: 'overloaded_error', message: 'Every supplier of this model is overloaded.' },
+  upstream_timeout: { status: 504, type: 'api_error', message: 'The model supplier did not answer in time.' },
+  service_unavailable: { status: 503, type: 'api_error', message: 'The service cannot take requests right now.' },
+  internal_error: { status: 500, type: 'api_error', message: 'The service failed while handling the request.' },
+} as const satisfies Record<string, CatalogueEntry>;
+
+export type ErrorCode = keyof typeof CATALOGUE;

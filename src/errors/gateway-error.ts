@@ -1,0 +1,48 @@
+// The one internal error value. Thrown or returned anywhere in the pipeline;
+// an envelope writer turns it into the surface's wire shape.
+import { CATALOGUE, type ErrorClass, type ErrorCode } from './catalogue.js';
+
+export interface FieldDetail {
+  field: string;
+  issue: string;
+}
+
+export interface LimitDetail {
+  kind: string;
+  [key: string]: unknown;
+}
+
+export interface ErrorExtras {
+  param?: string;
+  fieldDetails?: FieldDetail[];
+  limit?: LimitDetail;
+  retryAfterSeconds?: number;
+}
+
+export class GatewayError extends Error {
+  readonly code: ErrorCode;
+  readonly status: number;
+  readonly type: ErrorClass;
+  readonly param: string | null;
+  readonly fieldDetails: FieldDetail[] | null;
+  readonly limit: LimitDetail | null;
+  readonly retryAfterSeconds: number | null;
+
+  constructor(code: ErrorCode, extras: ErrorExtras = {}) {
+    const entry = CATALOGUE[code];
+    super(entry.message);
+    this.name = 'GatewayError';
+    this.code = code;
+    this.status = entry.status;
+    this.type = entry.type;
+    this.param = extras.param ?? null;
+    this.fieldDetails = extras.fieldDetails ?? null;
+    this.limit = extras.limit ?? null;
+    this.retryAfterSeconds = extras.retryAfterSeconds ?? null;
+  }
+}
+
+/** Anything thrown that is not a GatewayError is an internal error to the caller. */
+export function asGatewayError(err: unknown): GatewayError {
+  return err instanceof GatewayError ? err : new GatewayError('internal_error');
+}

@@ -1,0 +1,22 @@
+// pino, JSON to standard output. What may be logged: method, path, status,
+// timings, ids. Never a key, a header value, a prompt, an answer or a body.
+import { pino, type Logger } from 'pino';
+
+export type { Logger };
+
+export function createLogger(level: string, role: string): Logger {
+  return pino(
+    {
+      level,
+      base: { pid: process.pid, role },
+      // A defence in depth: none of these are ever passed to the logger.
+      redact: { paths: ['authorization', 'secret', 'key', 'body', 'prompt', 'messages', 'input'], remove: true },
+    },
+    pino.destination({ dest: 1, sync: false }),
+  );
+}
+
+/** Flushes an async destination before exit, so the last lines are not lost. */
+export function flushLogger(logger: Logger): Promise<void> {
+  return new Promise((resolve) => logger.flush(() => resolve()));
+}

@@ -1,0 +1,91 @@
+// One object per HTTP request, all fields set in the constructor (a fixed
+// shape keeps property access monomorphic on the hot path). uWS's HttpRequest
+// is only valid during the route callback, so everything needed later is
+// copied here before the first await.
+import { randomUUID } from 'node:crypto';
+import type { EnvelopeKind } from '../errors/envelopes.js';
+import type { HttpRequest, HttpResponse } from './uws.js';
+
+export interface Route {
+  method: 'get' | 'post' | 'patch' | 'del';
+  /** uWS pattern, e.g. /v1/models or /console/v1/keys/:id */
+  path: string;
+  /** Label for metrics and logs. */
+  surface: string;
+  /** Which error envelope a refusal on this route uses. */
+  envelope: EnvelopeKind;
+  /** Read and parse a JSON body before `handle`. */
+  readsBody: boolean;
+  handle(ctx: RequestContext): void | Promise<void>;
+}
+
+export interface RequestSink {
+  requestDone(ctx: RequestContext): void;
+}
+
+export function newRequestId(): string {
+  return 'req_' + randomUUID().replaceAll('-', '');
+}
+
+export class RequestContext {
+  readonly requestId = newRequestId();
+  readonly startedAt = performance.now();
+  readonly method: string;
+  readonly path: string;
+  readonly params: string[];
+  readonly authorization: string;
+  readonly xApiKey: string;
+  readonly contentType: string;
+  readonly contentLength: string;
+  readonly ifNoneMatch: string;
+  readonly idempotencyKey: string;
+  aborted = false;
+  /** Status line and headers have gone out (unary end or stream start). */
+  responded = false;
+  /** The response is complete (or aborted) and accounted for. */
+  finished = false;
+  status = 0;
+  body: unknown = undefined;
+  /** Called once when the client goes away before the response is complete. */
+  onAbort: (() => void) | null = null;
+  /** Filled by authentication, for the request log line. */
+  orgId: string | null = null;
+  keyId: string | null = null;
+
+  constructor(
+    readonly res: HttpResponse,
+    req: HttpRequest,
+    readonly route: Route,
+    paramCount: number,
+    private readonly sink: RequestSink,
+  ) {
+    this.method = req.getCaseSensitiveMethod();
+    this.path = req.getUrl();
+    const params: string[] = [];
+    for (let i = 0; i < paramCount; i++) params.push(decodeURIComponent(req.getParameter(i)));
+    this.params = params;
+    this.authorization = req.getHeader('authorization');
+    this.xApiKey = req.getHeader('x-api-key');
+    this.contentType = req.getHeader('content-type');
+    this.contentLength = req.getHeader('content-length');
+    this.ifNoneMatch = req.getHeader('if-none-match');
+    this.idempotencyKey = req.getHeader('idempotency-key');
+    res.onAborted(() => {
+      this.aborted = true;
+      const cb = this.onAbort;
+      this.onAbort = null;
+      if (cb !== null) cb();
+      if (!this.finished) {
+        if (this.status === 0) this.status = 499;
+        this.finish();
+      }
+    });
+  }
+
+  /** Accounts the request exactly once (log line, metrics, in-flight count). */
+  finish(): void {
+    if (this.finished) return;
+    this.finished = true;
+    this.sink.requestDone(this);
+  }
+}

@@ -1,0 +1,11 @@
+// Every migration, in order. A migration never changes once released: fix
+// forward with a new number.
+import catalog from './001-catalog.js';
+
+export interface Migration {
+  id: number;
+  name: string;
+  sql: string;
+}
+
+export const MIGRATIONS: Migration[] = [catalog];

@@ -1,0 +1,41 @@
+// The one SQL code path: a pg Pool, whether the server is a real PostgreSQL
+// or the embedded PGlite served over pglite-socket.
+import pg from 'pg';
+
+// int8 columns hold money in micros and counters; all stay below 2^53.
+pg.types.setTypeParser(20, (v) => Number(v));
+// A `date` is a calendar day, not an instant: keep 'yyyy-mm-dd'.
+pg.types.setTypeParser(1082, (v) => v);
+
+export type Pool = pg.Pool;
+export type PoolClient = pg.PoolClient;
+
+export function createPool(connectionString: string, max: number): pg.Pool {
+  const pool = new pg.Pool({
+    connectionString,
+    max,
+    connectionTimeoutMillis: 3000,
+    query_timeout: 10_000,
+    idleTimeoutMillis: 30_000,
+    allowExitOnIdle: true,
+  });
+  // An idle client losing its server emits here; without a listener it would crash the process.
+  pool.on('error', () => {});
+  return pool;
+}
+
+/** Runs `fn` inside one transaction on one client. */
+export async function inTransaction<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    const out = await fn(client);
+    await client.query('COMMIT');
+    return out;
+  } catch (err) {
+    await client.query('ROLLBACK').catch(() => {});
+    throw err;
+  } finally {
+    client.release();
+  }
+}

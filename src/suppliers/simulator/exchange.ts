@@ -1,0 +1,132 @@
+// One request's state, the event hub, and the unary ways of answering.
+//
+// uWS rules kept here: onAborted is attached before anything asynchronous;
+// `res` is never touched once the exchange is no longer OPEN; every write
+// after a timer or callback goes through res.cork.
+import type { HttpResponse } from '../../server/uws.js';
+import type { Directives } from './directives.js';
+import { errorBody, simulatedMessage, statusLine, type Dialect } from './errors.js';
+import type { StreamSource } from './sse.js';
+import type { Protocol, SimulatorEvent, SimulatorListener } from './types.js';
+
+export const OPEN = 0;
+export const DONE = 1;
+export const ABORTED = 2;
+
+const JSON_TYPE = 'application/json';
+
+/** Request counts and event listeners shared by every exchange of a server. */
+export class Hub {
+  listeners: SimulatorListener[] = [];
+  readonly counts = new Map<string, number>();
+  total = 0;
+  closing = false;
+
+  constructor(instances: readonly string[]) {
+    for (const name of instances) this.counts.set(name, 0);
+  }
+
+  emit(type: SimulatorEvent['type'], ex: Exchange): void {
+    // Listeners are replaced, never mutated, so this loop survives an
+    // unsubscribe from inside a listener.
+    const ls = this.listeners;
+    if (ls.length === 0 || this.closing || !ex.counted) return;
+    const e: SimulatorEvent = { type, instance: ex.instance, protocol: ex.protocol, stream: ex.stream, at: performance.now() };
+    for (let i = 0; i < ls.length; i++) (ls[i] as SimulatorListener)(e);
+  }
+}
+
+export class Exchange {
+  state = OPEN;
+  stream = false;
+  /** Set once the request is counted: events are only told about counted requests. */
+  counted = false;
+  timer: ReturnType<typeof setTimeout> | null = null;
+  // Streaming progress (see sse.ts).
+  source: StreamSource | null = null;
+  next = 0;
+  limit = 0;
+  drop = false;
+  delayMs = 0;
+  started = false;
+  waiting = false;
+
+  constructor(
+    readonly hub: Hub,
+    readonly res: HttpResponse,
+    readonly instance: string,
+    readonly protocol: Protocol,
+    readonly dialect: Dialect,
+  ) {}
+
+  /** The client went away (or the server is closing). */
+  aborted(): void {
+    if (this.state !== OPEN) return;
+    this.state = ABORTED;
+    if (this.timer !== null) clearTimeout(this.timer);
+    this.timer = null;
+    this.hub.emit('aborted', this);
+  }
+
+  /** Marks the answer complete; call right after the last write. */
+  finished(): void {
+    this.state = DONE;
+    this.hub.emit('finished', this);
+  }
+
+  /** Closes the connection mid-answer on purpose ([sim:fail_after]). */
+  dropConnection(): void {
+    this.finished();
+    // close() runs onAborted synchronously; the state is no longer OPEN so it is ignored.
+    this.res.close();
+  }
+
+  /** Answers with a complete JSON body now. */
+  sendJson(status: number, body: string): void {
+    if (this.state !== OPEN) return;
+    const res = this.res;
+    res.cork(() => {
+      res.writeStatus(statusLine(status)).writeHeader('content-type', JSON_TYPE);
+      if (status === 429) res.writeHeader('retry-after', '1');
+      res.end(body);
+    });
+    this.finished();
+  }
+
+  /** Refuses the request in this route's error envelope, now. */
+  fail(status: number, message: string): void {
+    this.sendJson(status, errorBody(this.dialect, status, message));
+  }
+
+  /** Answers `body` (200) honouring delay_ms, fail_after and status. */
+  answer(body: string, d: Directives): void {
+    if (d.delayMs > 0) this.timer = setTimeout(deliver, d.delayMs, this, body, d);
+    else deliver(this, body, d);
+  }
+
+  /** Fails with the status a [sim:status] directive asked for, after any delay. */
+  simulateError(d: Directives): void {
+    this.answer(errorBody(this.dialect, d.status, simulatedMessage(d.status)), d);
+  }
+}
+
+function deliver(ex: Exchange, body: string, d: Directives): void {
+  ex.timer = null;
+  if (ex.state !== OPEN) return;
+  if (d.status !== 0) {
+    ex.sendJson(d.status, body);
+    return;
+  }
+  if (d.failAfter < 0) {
+    ex.sendJson(200, body);
+    return;
+  }
+  const res = ex.res;
+  // Half a body in chunked encoding, then no terminating chunk: the client
+  // sees a truncated response, as when a supplier dies mid-reply.
+  res.cork(() => {
+    res.writeStatus('200 OK').writeHeader('content-type', JSON_TYPE);
+    res.write(body.slice(0, body.length >> 1));
+  });
+  ex.dropConnection();
+}

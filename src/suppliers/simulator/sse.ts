@@ -1,0 +1,88 @@
+// Drives a server-sent-events answer: headers and opening frames, then one
+// content chunk per step, then the closing frames.
+//
+// Timing: the opening frames go out together with the first content chunk,
+// so with [sim:delay_ms=D] the first token arrives after D and every later
+// one D after the previous. Without a delay every chunk is written in one
+// cork until the socket pushes back. A false return from res.write pauses
+// until onWritable.
+import type { Directives } from './directives.js';
+import { OPEN, type Exchange } from './exchange.js';
+
+/** What one streamed answer consists of; chunk(i) is built only when sent. */
+export interface StreamSource {
+  /** Frames before the first content chunk. */
+  head(): string;
+  /** Number of content chunks (words or argument fragments). */
+  readonly count: number;
+  chunk(i: number): string;
+  /** Frames after the last content chunk. */
+  tail(): string;
+}
+
+const SSE_TYPE = 'text/event-stream; charset=utf-8';
+
+/** `event: NAME\ndata: ` — the prefix of a named SSE frame. */
+export function eventPrefix(name: string): string {
+  return `event: ${name}\ndata: `;
+}
+
+export function startStream(ex: Exchange, source: StreamSource, d: Directives): void {
+  ex.source = source;
+  ex.drop = d.failAfter >= 0;
+  ex.limit = ex.drop ? Math.min(d.failAfter, source.count) : source.count;
+  ex.delayMs = d.delayMs;
+  if (ex.delayMs > 0) ex.timer = setTimeout(pump, ex.delayMs, ex);
+  else pump(ex);
+}
+
+function pump(ex: Exchange): void {
+  ex.timer = null;
+  if (ex.state !== OPEN) return;
+  const res = ex.res;
+  const source = ex.source as StreamSource;
+  let ok = true;
+  let ended = false;
+  res.cork(() => {
+    if (!ex.started) {
+      ex.started = true;
+      res.writeStatus('200 OK').writeHeader('content-type', SSE_TYPE).writeHeader('cache-control', 'no-cache');
+      ok = res.write(source.head());
+    }
+    while (ex.next < ex.limit) {
+      ok = res.write(source.chunk(ex.next++)) && ok;
+      if (!ok || ex.delayMs > 0) break;
+    }
+    if (ex.next >= ex.limit && !ex.drop) {
+      // end() buffers whatever the socket cannot take yet, so it needs no wait.
+      res.end(source.tail());
+      ended = true;
+    }
+  });
+  if (ended) {
+    ex.finished();
+    return;
+  }
+  if (!ok) {
+    waitWritable(ex);
+    return;
+  }
+  // Reached only after the uncork has flushed the chunks to the socket, so
+  // the client receives all of them before the drop.
+  if (ex.next >= ex.limit) ex.dropConnection();
+  else ex.timer = setTimeout(pump, ex.delayMs, ex);
+}
+
+function waitWritable(ex: Exchange): void {
+  ex.waiting = true;
+  // The handler stays registered; `waiting` keeps a later writable event from
+  // starting a second pump alongside a pending timer.
+  ex.res.onWritable(() => {
+    if (!ex.waiting || ex.state !== OPEN) return true;
+    ex.waiting = false;
+    if (ex.next >= ex.limit) ex.dropConnection();
+    else if (ex.delayMs > 0) ex.timer = setTimeout(pump, ex.delayMs, ex);
+    else pump(ex);
+    return true;
+  });
+}

@@ -1,0 +1,115 @@
+// Starts a real gateway (the built dist/src/main.js, as `npm start` does) on a
+// free port and talks to it over HTTP.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { packageRoot } from '../../src/config/paths.js';
+
+export interface Gateway {
+  url: string;
+  port: number;
+  proc: ChildProcess;
+  /** Every JSON log line the gateway wrote so far. */
+  logs: Array<Record<string, any>>;
+  /** Raw standard output and error, for secret scans. */
+  output: () => string;
+  waitForLog(pred: (line: Record<string, any>) => boolean, timeoutMs?: number): Promise<Record<string, any>>;
+  /** Sends a signal and resolves with the exit code. */
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+}
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.on('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+export function tempDir(prefix = 'tollgate-test-'): string {
+  return mkdtempSync(join(tmpdir(), prefix));
+}
+
+export interface StartOptions {
+  env?: Record<string, string>;
+  workers?: number;
+  dataDir?: string;
+  timeoutMs?: number;
+}
+
+export async function startGateway(opts: StartOptions = {}): Promise<Gateway> {
+  const port = await freePort();
+  const ownDataDir = opts.dataDir === undefined;
+  const dataDir = opts.dataDir ?? tempDir();
+  const env: Record<string, string> = {
+    ...(process.env as Record<string, string>),
+    HOST: '127.0.0.1',
+    PORT: String(port),
+    WORKERS: String(opts.workers ?? 1),
+    DATA_DIR: dataDir,
+    LOG_LEVEL: 'info',
+    ...opts.env,
+  };
+  if (!opts.env?.DATABASE_URL) delete env.DATABASE_URL;
+  if (!opts.env?.REDIS_URL) delete env.REDIS_URL;
+  const proc = spawn(process.execPath, [join(packageRoot, 'dist/src/main.js')], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const logs: Array<Record<string, any>> = [];
+  let raw = '';
+  const waiters: Array<{ pred: (l: Record<string, any>) => boolean; resolve: (l: Record<string, any>) => void }> = [];
+  let pending = '';
+  proc.stdout!.on('data', (chunk: Buffer) => {
+    raw += chunk.toString();
+    pending += chunk.toString();
+    let nl: number;
+    while ((nl = pending.indexOf('\n')) >= 0) {
+      const line = pending.slice(0, nl);
+      pending = pending.slice(nl + 1);
+      let parsed: Record<string, any>;
+      try {
+        parsed = JSON.parse(line);
+      } catch {
+        parsed = { text: line };
+      }
+      logs.push(parsed);
+      for (let i = waiters.length - 1; i >= 0; i--) {
+        if (waiters[i].pred(parsed)) {
+          waiters[i].resolve(parsed);
+          waiters.splice(i, 1);
+        }
+      }
+    }
+  });
+  proc.stderr!.on('data', (chunk: Buffer) => (raw += chunk.toString()));
+  const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)));
+
+  const waitForLog = (pred: (l: Record<string, any>) => boolean, timeoutMs = 15_000): Promise<Record<string, any>> => {
+    const found = logs.find(pred);
+    if (found) return Promise.resolve(found);
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`log line not seen in ${timeoutMs} ms; output:\n${raw.slice(-3000)}`)), timeoutMs);
+      waiters.push({ pred, resolve: (l) => (clearTimeout(timer), resolve(l)) });
+      void exited.then((code) => reject(new Error(`gateway exited (${code}) before the log line; output:\n${raw.slice(-3000)}`)));
+    });
+  };
+
+  await waitForLog((l) => l.msg === 'listening', opts.timeoutMs ?? 60_000);
+  return {
+    url: `http://127.0.0.1:${port}`,
+    port,
+    proc,
+    logs,
+    output: () => raw,
+    waitForLog,
+    async stop(signal: NodeJS.Signals = 'SIGTERM') {
+      if (proc.exitCode === null && proc.signalCode === null) proc.kill(signal);
+      const code = await exited;
+      if (ownDataDir) rmSync(dataDir, { recursive: true, force: true });
+      return code;
+    },
+  };
+}

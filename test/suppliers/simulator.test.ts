@@ -1,0 +1,269 @@
+// The simulator speaks the official wire formats: the official openai and
+// @anthropic-ai/sdk clients, pointed at it, parse every reply and stream.
+import Anthropic from '@anthropic-ai/sdk';
+import OpenAI from 'openai';
+import t from 'tap';
+import { request } from 'undici';
+import { get_encoding } from 'tiktoken';
+import { startSimulator, type Simulator } from '../../src/suppliers/simulator/index.js';
+
+const enc = get_encoding('o200k_base');
+const tokens = (s: string): number => enc.encode_ordinary(s).length;
+
+let sim: Simulator;
+let openai: OpenAI;
+let anthropic: Anthropic;
+
+t.before(async () => {
+  sim = await startSimulator({ instances: ['alpha', 'beta'] });
+  openai = new OpenAI({ apiKey: 'x', baseURL: `${sim.url}/alpha/v1`, maxRetries: 0 });
+  anthropic = new Anthropic({ apiKey: 'x', baseURL: `${sim.url}/alpha`, maxRetries: 0 });
+});
+t.teardown(() => sim.close());
+
+t.test('url and port', async (t) => {
+  t.match(sim.url, /^http:\/\/127\.0\.0\.1:\d+$/);
+  t.equal(sim.url, `http://127.0.0.1:${sim.port}`);
+});
+
+t.test('chat completions unary', async (t) => {
+  const r = await openai.chat.completions.create({
+    model: 'sim-chat',
+    messages: [
+      { role: 'system', content: 'be brief' },
+      { role: 'user', content: 'hello there' },
+    ],
+  });
+  t.equal(r.object, 'chat.completion');
+  t.equal(r.model, 'sim-chat');
+  t.match(r.id, /^chatcmpl-/);
+  t.equal(r.choices[0]?.finish_reason, 'stop');
+  t.equal(r.choices[0]?.message.role, 'assistant');
+  const text = r.choices[0]?.message.content ?? '';
+  t.equal(text.split(' ').length, 8, 'default answer is 8 words');
+  t.equal(r.usage?.completion_tokens, 8);
+  t.equal(r.usage?.prompt_tokens, tokens('be brief\nhello there') + 2 * 3, 'text tokens plus 3 per message');
+  t.equal(r.usage?.total_tokens, (r.usage?.prompt_tokens ?? 0) + 8);
+  t.same(r.usage?.prompt_tokens_details, { cached_tokens: 0 });
+});
+
+t.test('chat completions stream with include_usage', async (t) => {
+  const stream = await openai.chat.completions.create({
+    model: 'sim-chat',
+    stream: true,
+    stream_options: { include_usage: true },
+    messages: [{ role: 'user', content: [{ type: 'text', text: 'count [sim:words=5]' }] }],
+  });
+  const ids = new Set<string>();
+  const deltas: string[] = [];
+  let finish: string | null = null;
+  let usage: OpenAI.CompletionUsage | undefined | null;
+  let first = true;
+  for await (const c of stream) {
+    ids.add(c.id);
+    t.equal(c.object, 'chat.completion.chunk');
+    t.equal(c.model, 'sim-chat');
+    if (first) {
+      t.same(c.choices[0]?.delta, { role: 'assistant', content: '' }, 'first chunk carries the role');
+      first = false;
+      continue;
+    }
+    if (c.choices.length === 0) {
+      usage = c.usage;
+      continue;
+    }
+    const ch = c.choices[0];
+    if (ch?.finish_reason) finish = ch.finish_reason;
+    else deltas.push(ch?.delta.content ?? '');
+  }
+  t.equal(ids.size, 1, 'one id on every chunk');
+  t.equal(deltas.length, 5, 'one chunk per word');
+  t.equal(deltas.join('').split(' ').length, 5);
+  t.equal(finish, 'stop');
+  t.equal(usage?.completion_tokens, 5);
+  t.equal(usage?.prompt_tokens, tokens('count [sim:words=5]') + 3);
+});
+
+t.test('chat completions stream without include_usage has no usage chunk', async (t) => {
+  const stream = await openai.chat.completions.create({
+    model: 'm',
+    stream: true,
+    messages: [{ role: 'user', content: 'hi' }],
+  });
+  let chunks = 0;
+  for await (const c of stream) {
+    chunks++;
+    t.ok(c.choices.length === 1, 'every chunk has a choice');
+    t.notOk(c.usage);
+  }
+  t.equal(chunks, 1 + 8 + 1, 'role chunk, 8 words, closing chunk');
+});
+
+t.test('chat completions stream helper accumulates', async (t) => {
+  const final = await openai.chat.completions
+    .stream({ model: 'm', messages: [{ role: 'user', content: 'x [sim:words=12]' }] })
+    .finalChatCompletion();
+  t.equal(final.choices[0]?.message.content?.split(' ').length, 12);
+  t.equal(final.choices[0]?.finish_reason, 'stop');
+});
+
+t.test('responses unary', async (t) => {
+  const r = await openai.responses.create({ model: 'sim-resp', instructions: 'be kind', input: 'hello [sim:words=6]' });
+  t.equal(r.object, 'response');
+  t.equal(r.status, 'completed');
+  t.equal(r.model, 'sim-resp');
+  t.equal(r.output_text.split(' ').length, 6);
+  t.equal(r.usage?.output_tokens, 6);
+  t.equal(r.usage?.input_tokens, tokens('be kind\nhello [sim:words=6]') + 2 * 3);
+  t.same(r.usage?.input_tokens_details, { cached_tokens: 0 });
+  t.same(r.usage?.output_tokens_details, { reasoning_tokens: 0 });
+});
+
+t.test('responses stream: events in order and the helper accumulates', async (t) => {
+  const stream = openai.responses.stream({
+    model: 'sim-resp',
+    input: [{ role: 'user', content: [{ type: 'input_text', text: 'hi [sim:words=3]' }] }],
+  });
+  const types: string[] = [];
+  const seqs: number[] = [];
+  for await (const e of stream) {
+    types.push(e.type);
+    seqs.push(e.sequence_number);
+  }
+  const final = await stream.finalResponse();
+  t.same(types, [
+    'response.created',
+    'response.in_progress',
+    'response.output_item.added',
+    'response.content_part.added',
+    'response.output_text.delta',
+    'response.output_text.delta',
+    'response.output_text.delta',
+    'response.output_text.done',
+    'response.content_part.done',
+    'response.output_item.done',
+    'response.completed',
+  ]);
+  t.same(seqs, types.map((_, i) => i), 'sequence_number counts from 0');
+  t.equal(final.output_text, 'the quick brown');
+  t.equal(final.usage?.output_tokens, 3);
+});
+
+t.test('responses create with stream: true', async (t) => {
+  const stream = await openai.responses.create({ model: 'm', input: 'x', stream: true });
+  let text = '';
+  let done: OpenAI.Responses.Response | null = null;
+  for await (const e of stream) {
+    if (e.type === 'response.output_text.delta') text += e.delta;
+    if (e.type === 'response.completed') done = e.response;
+  }
+  t.equal(text.split(' ').length, 8);
+  t.equal(done?.output_text ?? (done?.output[0] as { content: { text: string }[] }).content[0]?.text, text);
+});
+
+t.test('messages unary', async (t) => {
+  const m = await anthropic.messages.create({
+    model: 'sim-msg',
+    max_tokens: 100,
+    system: 'be terse',
+    messages: [{ role: 'user', content: 'hi [sim:words=4]' }],
+  });
+  t.equal(m.type, 'message');
+  t.equal(m.role, 'assistant');
+  t.equal(m.model, 'sim-msg');
+  t.equal(m.stop_reason, 'end_turn');
+  t.equal(m.content[0]?.type, 'text');
+  t.equal((m.content[0] as Anthropic.TextBlock).text.split(' ').length, 4);
+  t.equal(m.usage.output_tokens, 4);
+  t.equal(m.usage.input_tokens, tokens('be terse\nhi [sim:words=4]') + 2 * 3);
+  t.equal(m.usage.cache_creation_input_tokens, 0);
+  t.equal(m.usage.cache_read_input_tokens, 0);
+});
+
+t.test('messages stream', async (t) => {
+  const stream = anthropic.messages.stream({
+    model: 'sim-msg',
+    max_tokens: 100,
+    messages: [{ role: 'user', content: [{ type: 'text', text: 'go [sim:words=7]' }] }],
+  });
+  const types: string[] = [];
+  for await (const e of stream) types.push(e.type);
+  const m = await stream.finalMessage();
+  t.same(types, [
+    'message_start',
+    'content_block_start',
+    'content_block_delta', 'content_block_delta', 'content_block_delta', 'content_block_delta',
+    'content_block_delta', 'content_block_delta', 'content_block_delta',
+    'content_block_stop',
+    'message_delta',
+    'message_stop',
+  ], 'ping is not surfaced by the SDK; the rest arrive in order');
+  t.equal((m.content[0] as Anthropic.TextBlock).text.split(' ').length, 7);
+  t.equal(m.stop_reason, 'end_turn');
+  t.equal(m.usage.output_tokens, 7);
+  t.equal(m.usage.input_tokens, tokens('go [sim:words=7]') + 3);
+});
+
+t.test('anthropic client with x-api-key on another instance', async (t) => {
+  const beta = new Anthropic({ apiKey: 'anything', baseURL: `${sim.url}/beta`, maxRetries: 0 });
+  const m = await beta.messages.create({ model: 'x', max_tokens: 5, messages: [{ role: 'user', content: 'hi' }] });
+  t.equal(m.stop_reason, 'max_tokens', '8 words cut at max_tokens 5');
+  t.equal(m.usage.output_tokens, 5);
+});
+
+t.test('embeddings: base64 decodes to unit-length float32 vectors', async (t) => {
+  const r = await openai.embeddings.create({ model: 'sim-embed', input: ['alpha', 'beta'], encoding_format: 'base64' });
+  t.equal(r.object, 'list');
+  t.equal(r.model, 'sim-embed');
+  t.equal(r.data.length, 2);
+  for (const [i, d] of r.data.entries()) {
+    t.equal(d.index, i);
+    t.equal(typeof d.embedding, 'string');
+    const bytes = Buffer.from(d.embedding as unknown as string, 'base64');
+    t.equal(bytes.length, 1536 * 4);
+    const v = new Float32Array(bytes.buffer, bytes.byteOffset, 1536);
+    let sum = 0;
+    for (const x of v) sum += x * x;
+    t.ok(Math.abs(Math.sqrt(sum) - 1) < 1e-5, `vector ${i} has unit length`);
+  }
+  t.equal(r.usage.prompt_tokens, 2);
+  t.equal(r.usage.total_tokens, 2);
+});
+
+t.test('embeddings: float format, dimensions, same numbers as base64', async (t) => {
+  const f = await openai.embeddings.create({ model: 'e', input: 'same text', dimensions: 64, encoding_format: 'float' });
+  const b = await openai.embeddings.create({ model: 'e', input: 'same text', dimensions: 64, encoding_format: 'base64' });
+  const floats = f.data[0]?.embedding as number[];
+  t.equal(floats.length, 64);
+  const bytes = Buffer.from(b.data[0]?.embedding as unknown as string, 'base64');
+  t.same(Array.from(new Float32Array(bytes.buffer, bytes.byteOffset, 64)), floats);
+  t.equal(f.usage.prompt_tokens, tokens('same text'));
+});
+
+t.test('images: b64_json and url', async (t) => {
+  const b = await openai.images.generate({ model: 'sim-img', prompt: 'a cat', n: 2 });
+  t.equal(b.data?.length, 2);
+  const png = Buffer.from(b.data?.[0]?.b64_json ?? '', 'base64');
+  t.same([...png.subarray(0, 8)], [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a], 'PNG signature');
+  t.equal(png.subarray(12, 16).toString('latin1'), 'IHDR');
+  t.type(b.created, 'number');
+
+  const u = await openai.images.generate({ model: 'sim-img', prompt: 'a dog', response_format: 'url' });
+  const url = u.data?.[0]?.url ?? '';
+  t.ok(url.startsWith(`${sim.url}/alpha/`), 'url points at the simulator');
+  const got = await request(url);
+  t.equal(got.statusCode, 200);
+  t.equal(got.headers['content-type'], 'image/png');
+  t.same(Buffer.from(await got.body.arrayBuffer()), png, 'serves the same PNG');
+});
+
+t.test('sdk errors: status in the protocol envelope', async (t) => {
+  await t.rejects(
+    openai.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: '[sim:status=429]' }] }),
+    { status: 429, error: { type: 'rate_limit_error' } },
+  );
+  await t.rejects(
+    anthropic.messages.create({ model: 'm', max_tokens: 5, messages: [{ role: 'user', content: '[sim:status=529]' }] }),
+    { status: 529, error: { type: 'error', error: { type: 'overloaded_error' } } },
+  );
+});
