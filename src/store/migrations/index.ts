@@ -1,6 +1,7 @@
 // Every migration, in order. A migration never changes once released: fix
 // forward with a new number.
 import catalog from './001-catalog.js';
+import organizationsKeys from './002-organizations-keys.js';
 
 export interface Migration {
   id: number;
@@ -8,4 +9,4 @@ export interface Migration {
   sql: string;
 }
 
-export const MIGRATIONS: Migration[] = [catalog];
+export const MIGRATIONS: Migration[] = [catalog, organizationsKeys];

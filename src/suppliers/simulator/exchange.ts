@@ -39,6 +39,8 @@ export class Hub {
 export class Exchange {
   state = OPEN;
   stream = false;
+  /** The connection is closed (onAborted ran); `res` must not be touched. */
+  gone = false;
   /** Set once the request is counted: events are only told about counted requests. */
   counted = false;
   timer: ReturnType<typeof setTimeout> | null = null;
@@ -61,6 +63,7 @@ export class Exchange {
 
   /** The client went away (or the server is closing). */
   aborted(): void {
+    this.gone = true;
     if (this.state !== OPEN) return;
     this.state = ABORTED;
     if (this.timer !== null) clearTimeout(this.timer);
@@ -77,8 +80,9 @@ export class Exchange {
   /** Closes the connection mid-answer on purpose ([sim:fail_after]). */
   dropConnection(): void {
     this.finished();
-    // close() runs onAborted synchronously; the state is no longer OPEN so it is ignored.
-    this.res.close();
+    // Deferred: inside a uWS callback the socket is corked, and closing it
+    // there would discard the chunks just written instead of sending them.
+    setImmediate(closeNow, this);
   }
 
   /** Answers with a complete JSON body now. */
@@ -108,6 +112,11 @@ export class Exchange {
   simulateError(d: Directives): void {
     this.answer(errorBody(this.dialect, d.status, simulatedMessage(d.status)), d);
   }
+}
+
+function closeNow(ex: Exchange): void {
+  // close() runs onAborted synchronously; the state is no longer OPEN so it is ignored.
+  if (!ex.gone) ex.res.close();
 }
 
 function deliver(ex: Exchange, body: string, d: Directives): void {

@@ -67,8 +67,6 @@ function pump(ex: Exchange): void {
     waitWritable(ex);
     return;
   }
-  // Reached only after the uncork has flushed the chunks to the socket, so
-  // the client receives all of them before the drop.
   if (ex.next >= ex.limit) ex.dropConnection();
   else ex.timer = setTimeout(pump, ex.delayMs, ex);
 }

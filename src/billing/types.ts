@@ -1,0 +1,59 @@
+// The billing sequence as the pipeline calls it: one reserve before the
+// supplier is called, one settle after. Surfaces never touch money.
+import type { ApiKey, Funding } from '../auth/types.js';
+import type { CatalogModel, Price, ProtocolCode } from '../catalog/types.js';
+
+export type Surface = ProtocolCode;
+export type Outcome = 'completed' | 'incomplete' | 'failed' | 'cancelled';
+
+/** The finite bound reserved before the upstream call. */
+export interface Bound {
+  /** Cheap upper estimate of input tokens (no tokenizer on the event loop). */
+  inputTokens: number;
+  /** The output ceiling (chat/responses: the request's or 32768; messages: max_tokens; embeddings: 0). */
+  outputTokens: number;
+  /** images: n; others 0. */
+  imageUnits: number;
+}
+
+/** What was consumed, from the supplier's usage or, failing that, a local count. */
+export interface Metered {
+  inputTokens: number;
+  cachedInputTokens: number;
+  outputTokens: number;
+  imageUnits: number;
+  source: 'supplier' | 'local';
+}
+
+export interface Hold {
+  requestId: string;
+  orgId: string;
+  keyId: string;
+  modelId: string;
+  surface: Surface;
+  funding: Funding;
+  price: Price;
+  /** Micros held. */
+  reserved: number;
+}
+
+export interface Timings {
+  /** ms from request start to the first byte sent to the client; null if none. */
+  ttfbMs: number | null;
+  totalMs: number;
+}
+
+export interface Billing {
+  /**
+   * Admission (per-organization request quotas) and reservation of the bound,
+   * atomically against the key's funding source. Throws GatewayError
+   * `rate_limited` (with retryAfterSeconds) or `insufficient_funds`.
+   */
+  reserve(requestId: string, key: ApiKey, model: CatalogModel, surface: Surface, bound: Bound): Promise<Hold>;
+  /**
+   * Charges `metered` at the hold's price (null: nothing consumed), releases
+   * the rest, records the usage row. Idempotent by request id. Resolves when
+   * the charge is as durable as billing.flush_ms promises; never rejects.
+   */
+  settle(hold: Hold, metered: Metered | null, outcome: Outcome, timings: Timings, supplier: string | null): Promise<void>;
+}
