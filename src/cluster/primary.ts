@@ -53,7 +53,7 @@ export async function runPrimary(config: Config): Promise<void> {
   } else {
     bus = new PrimaryIpcBus(channel);
   }
-  serveMetricsFromPrimary(channel, new Metrics());
+  serveMetricsFromPrimary(channel, new Metrics('primary'));
 
   let shuttingDown = false;
   const startedAt = new Map<number, number>();

@@ -17,12 +17,22 @@ export interface MetricsSnapshot {
   requests: Record<string, number>; // "surface|status" → count
   latency: Record<string, Histogram>; // surface → histogram
   supplierErrors: Record<string, number>; // "supplier|kind" → count
+  counters: Record<string, number>; // plain counters by metric name
+  rssBytes: Record<string, number>; // "role pid" → resident memory
 }
 
 export class Metrics {
   private readonly requests = new Map<string, number>();
   private readonly latency = new Map<string, Histogram>();
   private readonly supplierErrors = new Map<string, number>();
+  private readonly counters = new Map<string, number>();
+
+  constructor(private readonly role = 'worker') {}
+
+  /** A plain counter, rendered as tollgate_<name>_total. */
+  count(name: string, n = 1): void {
+    this.counters.set(name, (this.counters.get(name) ?? 0) + n);
+  }
 
   observeRequest(surface: string, status: number, seconds: number): void {
     const key = surface + '|' + status;
@@ -49,6 +59,8 @@ export class Metrics {
       requests: Object.fromEntries(this.requests),
       latency: Object.fromEntries(this.latency),
       supplierErrors: Object.fromEntries(this.supplierErrors),
+      counters: Object.fromEntries(this.counters),
+      rssBytes: { [`${this.role} ${process.pid}`]: process.memoryUsage.rss() },
     };
   }
 }
@@ -58,10 +70,12 @@ function addCounts(into: Record<string, number>, from: Record<string, number>): 
 }
 
 export function mergeSnapshots(snaps: MetricsSnapshot[]): MetricsSnapshot {
-  const out: MetricsSnapshot = { requests: {}, latency: {}, supplierErrors: {} };
+  const out: MetricsSnapshot = { requests: {}, latency: {}, supplierErrors: {}, counters: {}, rssBytes: {} };
   for (const s of snaps) {
     addCounts(out.requests, s.requests);
     addCounts(out.supplierErrors, s.supplierErrors);
+    addCounts(out.counters, s.counters);
+    Object.assign(out.rssBytes, s.rssBytes);
     for (const [surface, h] of Object.entries(s.latency)) {
       const into = (out.latency[surface] ??= { buckets: new Array<number>(h.buckets.length).fill(0), sum: 0, count: 0 });
       h.buckets.forEach((n, i) => (into.buckets[i] += n));
@@ -97,6 +111,16 @@ export function renderPrometheus(s: MetricsSnapshot): string {
   for (const [key, n] of Object.entries(s.supplierErrors)) {
     const [supplier, kind] = key.split('|');
     lines.push(`tollgate_supplier_errors_total{supplier="${supplier}",kind="${kind}"} ${n}`);
+  }
+  for (const [name, n] of Object.entries(s.counters)) {
+    lines.push(`# TYPE tollgate_${name}_total counter`);
+    lines.push(`tollgate_${name}_total ${n}`);
+  }
+  lines.push('# HELP tollgate_process_resident_memory_bytes Resident memory of each process of this instance.');
+  lines.push('# TYPE tollgate_process_resident_memory_bytes gauge');
+  for (const [who, bytes] of Object.entries(s.rssBytes)) {
+    const [role, pid] = who.split(' ');
+    lines.push(`tollgate_process_resident_memory_bytes{role="${role}",pid="${pid}"} ${bytes}`);
   }
   return lines.join('\n') + '\n';
 }
