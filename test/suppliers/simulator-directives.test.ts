@@ -1,8 +1,7 @@
 // [sim:...] directives, over raw HTTP so every frame, status and drop is seen.
-import net from 'node:net';
 import t from 'tap';
 import { request } from 'undici';
-import { startSimulator, type Simulator, type SimulatorEvent } from '../../src/suppliers/simulator/index.js';
+import { startSimulator, type Simulator } from '../../src/suppliers/simulator/index.js';
 
 let sim: Simulator;
 t.before(async () => {
@@ -66,7 +65,7 @@ const chatWords = (frames: Frame[]) =>
 t.test('words=N: exactly N words and N output tokens on every protocol', async (t) => {
   for (const n of [0, 1, 30, 100]) {
     const c = await json('alpha', '/v1/chat/completions', chat(`[sim:words=${n}]`));
-    t.equal(c.body.choices[0].message.content, n === 0 ? '' : c.body.choices[0].message.content);
+    if (n === 0) t.equal(c.body.choices[0].message.content, '');
     t.equal(c.body.choices[0].message.content.split(' ').filter(Boolean).length, n, `chat unary ${n}`);
     t.equal(c.body.usage.completion_tokens, n);
 
@@ -234,61 +233,6 @@ t.test('output ceiling cuts the answer', async (t) => {
   const ms = await sse('alpha', '/v1/messages', msgs('[sim:words=10]', { max_tokens: 5, stream: true }));
   t.equal(ms.frames.filter((f) => f.event === 'content_block_delta').length, 5);
   t.equal(JSON.parse(ms.frames.find((f) => f.event === 'message_delta')?.data ?? '{}').delta.stop_reason, 'max_tokens');
-});
-
-t.test('client disconnect mid-stream fires aborted within 100 ms', async (t) => {
-  const events: SimulatorEvent[] = [];
-  const off = sim.on((e) => events.push(e));
-  const body = JSON.stringify(chat('[sim:words=50] [sim:delay_ms=20]', { stream: true }));
-  const sock = net.connect(sim.port, '127.0.0.1');
-  sock.write(`POST /beta/v1/chat/completions HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
-  let got = '';
-  await new Promise<void>((resolve) => {
-    sock.on('data', (d) => {
-      got += d.toString();
-      if (got.includes('"content":" quick"')) resolve();
-    });
-  });
-  const destroyedAt = performance.now();
-  sock.destroy();
-  const aborted = await new Promise<SimulatorEvent | undefined>((resolve) => {
-    const timer = setInterval(() => {
-      const e = events.find((x) => x.type === 'aborted');
-      if (e || performance.now() - destroyedAt > 1000) {
-        clearInterval(timer);
-        resolve(e);
-      }
-    }, 2);
-  });
-  off();
-  if (aborted === undefined) return t.fail('no aborted event within 1 s');
-  t.ok(aborted.at - destroyedAt < 100, `aborted ${(aborted.at - destroyedAt).toFixed(1)} ms after the disconnect`);
-  t.match(aborted, { instance: 'beta', protocol: 'chat_completions', stream: true });
-  t.same(events.map((e) => e.type), ['request', 'aborted'], 'no finished event after the abort');
-});
-
-t.test('events and request counts', async (t) => {
-  const events: SimulatorEvent[] = [];
-  const off = sim.on((e) => events.push(e));
-  const before = sim.requestCount('beta');
-  const total = sim.requestCount();
-  await json('beta', '/v1/embeddings', { model: 'e', input: 'x' });
-  await sse('beta', '/v1/messages', msgs('x', { stream: true }));
-  await sse('beta', '/v1/responses', resp('[sim:fail_after=1]', { stream: true }));
-  off();
-  await json('beta', '/v1/embeddings', { model: 'e', input: 'x' });
-  t.equal(sim.requestCount('beta'), before + 4);
-  t.equal(sim.requestCount(), total + 4);
-  t.same(
-    events.map((e) => [e.type, e.protocol, e.stream]),
-    [
-      ['request', 'embeddings', false], ['finished', 'embeddings', false],
-      ['request', 'native_messages', true], ['finished', 'native_messages', true],
-      ['request', 'responses', true], ['finished', 'responses', true],
-    ],
-    'a deliberate drop counts as finished, not aborted; unsubscribe stops events',
-  );
-  t.ok(events.every((e, i) => i === 0 || e.at >= (events[i - 1] as SimulatorEvent).at));
 });
 
 t.test('deterministic embeddings', async (t) => {

@@ -42,7 +42,7 @@ export function contentText(content: unknown, types: readonly string[]): string 
   return text;
 }
 
-/** A positive integer ceiling from the request, or Infinity when absent. */
+/** A non-negative integer ceiling from the request, or Infinity when absent or malformed. */
 export function ceilingOf(v: unknown): number {
   return typeof v === 'number' && Number.isInteger(v) && v >= 0 ? v : Infinity;
 }

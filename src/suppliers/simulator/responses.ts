@@ -64,7 +64,7 @@ export function handleResponses(ex: Exchange, req: Json): void {
   const input = countInput(read.texts, read.texts.length);
   const r = new ResponseShape(req, model, ceiling, p, d.noUsage ? null : usageJson(input, p.chunks));
   if (ex.stream) startStream(ex, new ResponsesStream(r), d);
-  else ex.answer(r.snapshot(r.status, r.item(r.itemStatus)), d);
+  else ex.answer(r.snapshot(r.status, r.item(r.status)), d);
 }
 
 /** Everything constant about one response, and its JSON pieces. */
@@ -72,8 +72,8 @@ class ResponseShape {
   readonly id = nextId('resp_');
   readonly itemId: string;
   readonly callId: string;
+  /** Of the response and of its output item alike. */
   readonly status: string;
-  readonly itemStatus: string;
   private readonly before: string;
   private readonly after: string;
 
@@ -87,7 +87,6 @@ class ResponseShape {
     this.itemId = nextId(p.tool === null ? 'msg_' : 'fc_');
     this.callId = p.tool === null ? '' : nextId('call_');
     this.status = p.cut ? 'incomplete' : 'completed';
-    this.itemStatus = this.status;
     const instructions = typeof req.instructions === 'string' ? JSON.stringify(req.instructions) : 'null';
     const max = Number.isFinite(ceiling) ? ceiling : 'null';
     this.before = `{"id":"${this.id}","object":"response","created_at":${unixSeconds()},"status":"`;
@@ -163,7 +162,7 @@ class ResponsesStream implements StreamSource {
         `"item_id":"${r.itemId}","output_index":0,"name":${JSON.stringify(r.p.tool)},"arguments":${TOOL_ARGUMENTS_JSON}`,
       );
     }
-    const item = r.item(r.itemStatus);
+    const item = r.item(r.status);
     s += frame('response.output_item.done', seq++, `"output_index":0,"item":${item}`);
     return s + frame(`response.${r.status}`, seq, `"response":${r.snapshot(r.status, item)}`);
   }

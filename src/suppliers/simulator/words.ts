@@ -47,7 +47,10 @@ export function answerText(n: number): string {
   return parts.join('');
 }
 
+const ANSWER_JSON: string[] = [];
+
 /** JSON string literal of answerText(n). */
 export function answerJson(n: number): string {
-  return JSON.stringify(answerText(n));
+  if (n > WORDS.length) return JSON.stringify(answerText(n));
+  return (ANSWER_JSON[n] ??= JSON.stringify(answerText(n)));
 }
