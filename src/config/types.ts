@@ -13,4 +13,12 @@ export interface Config {
   pools: { pg_max: number; piscina_min_threads: number; piscina_max_threads: number };
   catalog: { refresh_ms: number; seed_demo: boolean };
   simulator: { enabled: boolean; url: string | null; port: number; instances: string[] };
+  suppliers: {
+    connect_timeout_ms: number;
+    headers_timeout_ms: number;
+    body_timeout_ms: number;
+    connections_per_origin: number;
+    breaker_threshold: number;
+    breaker_cooldown_ms: number;
+  };
 }

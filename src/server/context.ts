@@ -46,6 +46,8 @@ export class RequestContext {
   finished = false;
   status = 0;
   body: unknown = undefined;
+  /** Size of the request body as received. */
+  bodyBytes = 0;
   /** Called once when the client goes away before the response is complete. */
   onAbort: (() => void) | null = null;
   /** Filled by authentication, for the request log line. */

@@ -85,6 +85,7 @@ export class HttpServer implements RequestSink {
         sendError(ctx, new GatewayError('body_too_large'), null, true);
         return;
       }
+      ctx.bodyBytes = body.length;
       try {
         ctx.body = JSON.parse(body.toString('utf8'));
       } catch {

@@ -1,0 +1,65 @@
+// A streamed answer: upstream SSE events are parsed once, re-encoded by the
+// surface's transcoder and written with backpressure. Settlement happens
+// before the terminal frames, so the final usage is the settled one.
+// - The supplier fails before the first event: an ordinary JSON error.
+// - It fails after: the surface's in-stream failure (messages: error event;
+//   responses: response.failed; chat: the stream is cut, no [DONE]), and the
+//   hold is settled for what was produced.
+// - The client leaves: the upstream request is aborted and the hold settled
+//   for what was produced (outcome cancelled).
+import { GatewayError } from '../errors/gateway-error.js';
+import { SseWriter } from '../server/sse.js';
+import type { UpstreamReply } from '../suppliers/dispatch.js';
+import { SseReader } from '../suppliers/sse-reader.js';
+import type { ModelCall } from './call.js';
+import { localCount, meterPartial, settle } from './settle.js';
+import { refusalFromSupplier } from './upstream.js';
+
+export async function answerStream(call: ModelCall, upstream: UpstreamReply): Promise<void> {
+  const ctx = call.ctx;
+  if (upstream.statusCode >= 400 || !upstream.contentType.startsWith('text/event-stream')) {
+    await upstream.body.dump().catch(() => {});
+    await settle(call, null, 'failed');
+    throw upstream.statusCode >= 400 ? refusalFromSupplier(upstream.statusCode) : new GatewayError('upstream_error');
+  }
+  const transcoder = call.surface.stream(call.info(), call.body);
+  const reader = new SseReader();
+  const writer = new SseWriter(ctx);
+  let broken = false;
+  try {
+    for await (const chunk of upstream.body) {
+      let frames = '';
+      for (const ev of reader.push(chunk as Uint8Array)) frames += transcoder.event(ev);
+      if (frames !== '' && !writer.write(frames)) await writer.writable();
+      if (ctx.aborted) break;
+    }
+    const tail = reader.flush();
+    if (tail !== null && !ctx.aborted) {
+      const frames = transcoder.event(tail);
+      if (frames !== '') writer.write(frames);
+    }
+  } catch {
+    broken = true;
+  }
+  call.firstByteMs = writer.firstByteAt;
+
+  if (ctx.aborted) {
+    call.abort.abort();
+    await settle(call, await meterPartial(call, transcoder.metered(), transcoder.producedText()), 'cancelled');
+    return;
+  }
+  if (broken || !transcoder.complete) {
+    if (!ctx.responded) {
+      await settle(call, null, 'failed');
+      throw new GatewayError('upstream_error');
+    }
+    await settle(call, await meterPartial(call, transcoder.metered(), transcoder.producedText()), 'incomplete');
+    const failure = transcoder.failure();
+    if (failure === '') writer.cut();
+    else writer.end(failure);
+    return;
+  }
+  const metered = transcoder.metered() ?? (await localCount(call, transcoder.producedText()));
+  await settle(call, metered, transcoder.outcome());
+  writer.end(transcoder.finish(metered));
+}

@@ -1,0 +1,37 @@
+// A whole (non-streamed) answer: read the supplier's reply, settle, then send
+// the surface's own reply with the usage as settled.
+import { GatewayError } from '../errors/gateway-error.js';
+import { sendJson } from '../server/respond.js';
+import type { UpstreamReply } from '../suppliers/dispatch.js';
+import type { ModelCall } from './call.js';
+import { localCount, settle } from './settle.js';
+import { refusalFromSupplier } from './upstream.js';
+
+export async function answerUnary(call: ModelCall, upstream: UpstreamReply): Promise<void> {
+  let text: string;
+  try {
+    text = await upstream.body.text();
+  } catch (err) {
+    // The client left (cancelled) or the supplier dropped mid-body: nothing reached the client.
+    await settle(call, null, call.ctx.aborted ? 'cancelled' : 'failed');
+    if (call.ctx.aborted) return;
+    throw new GatewayError('upstream_error');
+  }
+  if (upstream.statusCode >= 400) {
+    await settle(call, null, 'failed');
+    throw refusalFromSupplier(upstream.statusCode);
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    await settle(call, null, 'failed');
+    throw new GatewayError('upstream_error');
+  }
+  const result = call.surface.unary(parsed, call.info());
+  const metered = result.metered ?? (await localCount(call, result.producedText));
+  // A unary reply's first byte is its whole body: ready now.
+  call.firstByteMs = performance.now() - call.ctx.startedAt;
+  await settle(call, metered, result.outcome);
+  sendJson(call.ctx, 200, result.render(metered));
+}

@@ -1,0 +1,16 @@
+// Everything a model call needs from its worker, built once at start.
+import type { Authenticator } from '../auth/types.js';
+import type { Billing } from '../billing/types.js';
+import type { CatalogHolder } from '../catalog/holder.js';
+import type { Logger } from '../log/logger.js';
+import type { SupplierDispatcher } from '../suppliers/dispatch.js';
+import type { TokenCounter } from '../tokens/counter.js';
+
+export interface PipelineDeps {
+  authenticator: Authenticator;
+  catalog: CatalogHolder;
+  billing: Billing;
+  suppliers: SupplierDispatcher;
+  tokens: TokenCounter;
+  logger: Logger;
+}

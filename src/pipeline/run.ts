@@ -1,0 +1,43 @@
+// A model call, top to bottom, as the spec orders it:
+// parse (server) → authenticate → validate → resolve model → authorize scope
+// → admit and reserve → dispatch to a supplier (failover before the first
+// byte) → answer (unary or stream) → settle → log (server).
+import type { Route } from '../server/context.js';
+import type { SurfaceCodec } from '../surfaces/surface.js';
+import { authenticate, authorizeScope, reserve, resolveModel, validate } from './admit.js';
+import { answerStream } from './answer-stream.js';
+import { answerUnary } from './answer-unary.js';
+import { ModelCall } from './call.js';
+import type { PipelineDeps } from './deps.js';
+import { settle } from './settle.js';
+import { callSuppliers } from './upstream.js';
+
+export async function runModelCall(call: ModelCall): Promise<void> {
+  await authenticate(call);
+  validate(call);
+  resolveModel(call);
+  authorizeScope(call);
+  await reserve(call);
+  try {
+    const upstream = await callSuppliers(call);
+    if (call.decoded!.stream) await answerStream(call, upstream);
+    else await answerUnary(call, upstream);
+  } finally {
+    // Every path above settles; this catches the ones that threw first
+    // (no supplier answered, the client left during dispatch): nothing was
+    // produced, so nothing is charged and the hold is released.
+    if (!call.settled) await settle(call, null, call.ctx.aborted ? 'cancelled' : 'failed');
+  }
+}
+
+/** The server route of a surface: one generic handler for every codec. */
+export function modelRoute(surface: SurfaceCodec, deps: PipelineDeps): Route {
+  return {
+    method: 'post',
+    path: surface.path,
+    surface: surface.protocol,
+    envelope: surface.envelope,
+    readsBody: true,
+    handle: (ctx) => runModelCall(new ModelCall(ctx, surface, deps)),
+  };
+}

@@ -1,0 +1,35 @@
+// Calling the suppliers: failover happens inside the dispatcher, before any
+// byte has gone to the client. A 4xx the supplier meant for the request is
+// mapped into the error catalogue (its text is not passed on: messages are
+// fixed safe sentences).
+import { GatewayError } from '../errors/gateway-error.js';
+import type { UpstreamReply } from '../suppliers/dispatch.js';
+import type { ModelCall } from './call.js';
+
+export async function callSuppliers(call: ModelCall): Promise<UpstreamReply> {
+  const model = call.model!;
+  const routes = model.protocols.get(call.surface.protocol)!.routes;
+  const reply = await call.deps.suppliers.send(
+    call.surface.protocol,
+    routes,
+    (route) => call.surface.upstreamBody(call.body, call.decoded!, route, model.maxOutputTokens),
+    call.abort.signal,
+  );
+  call.supplier = reply.route.supplier.name;
+  return reply;
+}
+
+export function refusalFromSupplier(status: number): GatewayError {
+  switch (status) {
+    case 400:
+    case 422:
+      return new GatewayError('invalid_request');
+    case 408:
+      return new GatewayError('upstream_timeout');
+    case 413:
+      return new GatewayError('body_too_large');
+    default:
+      // 401/403/404 from a supplier are our configuration's fault, not the caller's.
+      return new GatewayError('upstream_error');
+  }
+}

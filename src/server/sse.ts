@@ -1,0 +1,91 @@
+// Writing a text/event-stream response through uWS: the status line and
+// headers once, then frames, each batch in one cork (one syscall). uWS keeps
+// whatever the socket did not take and returns false; the caller must then
+// await `writable()` before producing more, so a slow reader costs bounded
+// memory (the upstream read pauses and TCP pushes back on the supplier).
+import type { RequestContext } from './context.js';
+import { drainState } from './respond.js';
+
+const HEADERS: ReadonlyArray<readonly [string, string]> = [
+  ['Content-Type', 'text/event-stream; charset=utf-8'],
+  ['Cache-Control', 'no-cache'],
+  ['X-Accel-Buffering', 'no'],
+];
+
+export class SseWriter {
+  private waiting: (() => void) | null = null;
+  /** ms since request start when the first frame went out. */
+  firstByteAt: number | null = null;
+
+  constructor(private readonly ctx: RequestContext) {
+    const resume = (): boolean => {
+      const waiting = this.waiting;
+      this.waiting = null;
+      if (waiting !== null) waiting();
+      return true;
+    };
+    ctx.res.onWritable(resume);
+    // A client leaving also releases a writer waiting for the socket to drain.
+    const previous = ctx.onAbort;
+    ctx.onAbort = () => {
+      previous?.();
+      resume();
+    };
+  }
+
+  get closed(): boolean {
+    return this.ctx.aborted || this.ctx.finished;
+  }
+
+  /**
+   * Writes frames (already in SSE text form); opens the response on the first
+   * call. Returns false when the socket is backed up: await `writable()`.
+   */
+  write(frames: string): boolean {
+    const ctx = this.ctx;
+    if (ctx.aborted || ctx.finished) return true;
+    let ok = true;
+    ctx.res.cork(() => {
+      if (!ctx.responded) this.open();
+      ok = ctx.res.write(frames);
+    });
+    return ok;
+  }
+
+  private open(): void {
+    const ctx = this.ctx;
+    ctx.responded = true;
+    ctx.status = 200;
+    ctx.res.writeStatus('200 OK');
+    ctx.res.writeHeader('X-Request-Id', ctx.requestId);
+    for (const [k, v] of HEADERS) ctx.res.writeHeader(k, v);
+    if (drainState.draining) ctx.res.writeHeader('Connection', 'close');
+    this.firstByteAt = performance.now() - ctx.startedAt;
+  }
+
+  /** Resolves when uWS has flushed what it buffered, or the client left. */
+  writable(): Promise<void> {
+    if (this.closed) return Promise.resolve();
+    return new Promise((resolve) => {
+      this.waiting = resolve;
+    });
+  }
+
+  /** Ends the stream cleanly (after the surface's terminal frame). */
+  end(lastFrames = ''): void {
+    const ctx = this.ctx;
+    if (ctx.aborted || ctx.finished) return;
+    ctx.res.cork(() => {
+      if (!ctx.responded) this.open();
+      ctx.res.end(lastFrames);
+    });
+    ctx.finish();
+  }
+
+  /** Cuts the connection: the client sees the stream fail, not finish. */
+  cut(): void {
+    const ctx = this.ctx;
+    if (ctx.aborted || ctx.finished) return;
+    ctx.res.close();
+  }
+}

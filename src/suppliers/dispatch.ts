@@ -1,0 +1,127 @@
+// Sends a model call to its suppliers in route order. Before the first byte
+// has gone to the client, a connect error, a timeout, a 5xx or a 429 moves the
+// call to the next route; after that the caller owns the reply and nothing is
+// retried. One undici Pool (keep-alive) per supplier origin.
+import { Pool, errors as undiciErrors, type Dispatcher } from 'undici';
+import type { ProtocolCode, Route } from '../catalog/types.js';
+import { GatewayError } from '../errors/gateway-error.js';
+import type { Logger } from '../log/logger.js';
+import type { Metrics } from '../metrics/registry.js';
+import { CircuitBreaker } from './breaker.js';
+import { wireFor } from './wire.js';
+
+export interface DispatchSettings {
+  connectTimeoutMs: number;
+  /** Unary replies arrive whole after generation: this bounds the wait for headers. */
+  headersTimeoutMs: number;
+  /** Longest silence between two body chunks. */
+  bodyTimeoutMs: number;
+  connectionsPerOrigin: number;
+  breakerThreshold: number;
+  breakerCooldownMs: number;
+}
+
+export interface UpstreamReply {
+  route: Route;
+  statusCode: number;
+  contentType: string;
+  body: Dispatcher.ResponseData['body'];
+}
+
+type FailureKind = 'connect' | 'timeout' | 'overloaded' | 'server' | 'client';
+
+const RETRYABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN', 'UND_ERR_SOCKET', 'UND_ERR_CLOSED']);
+
+function classify(err: unknown): FailureKind | null {
+  if (err instanceof undiciErrors.ConnectTimeoutError || err instanceof undiciErrors.HeadersTimeoutError || err instanceof undiciErrors.BodyTimeoutError) {
+    return 'timeout';
+  }
+  const code = (err as NodeJS.ErrnoException)?.code;
+  return code !== undefined && RETRYABLE_CODES.has(code) ? 'connect' : null;
+}
+
+export class SupplierDispatcher {
+  private readonly pools = new Map<string, Pool>();
+  private readonly breaker: CircuitBreaker;
+
+  constructor(
+    private readonly settings: DispatchSettings,
+    private readonly logger: Logger,
+    private readonly metrics: Metrics,
+  ) {
+    this.breaker = new CircuitBreaker(settings.breakerThreshold, settings.breakerCooldownMs, logger);
+  }
+
+  private pool(origin: string): Pool {
+    let pool = this.pools.get(origin);
+    if (pool === undefined) {
+      pool = new Pool(origin, {
+        connections: this.settings.connectionsPerOrigin,
+        keepAliveTimeout: 30_000,
+        connect: { timeout: this.settings.connectTimeoutMs },
+        headersTimeout: this.settings.headersTimeoutMs,
+        bodyTimeout: this.settings.bodyTimeoutMs,
+      });
+      this.pools.set(origin, pool);
+    }
+    return pool;
+  }
+
+  /** Routes to try, in order: open circuits go last rather than nowhere. */
+  private order(routes: Route[]): Route[] {
+    const now = Date.now();
+    const closed = routes.filter((r) => !this.breaker.isOpen(r.supplier.id, now));
+    return closed.length === routes.length ? routes : [...closed, ...routes.filter((r) => this.breaker.isOpen(r.supplier.id, now))];
+  }
+
+  /**
+   * Returns the first acceptable reply (2xx, or a 4xx the supplier meant for
+   * the request). Throws GatewayError when every route failed.
+   */
+  async send(protocol: ProtocolCode, routes: Route[], bodyFor: (route: Route) => string, signal: AbortSignal): Promise<UpstreamReply> {
+    const kinds: FailureKind[] = [];
+    for (const route of this.order(routes)) {
+      const supplier = route.supplier;
+      const wire = wireFor(supplier.wireProtocol);
+      const url = new URL(supplier.baseUrl + wire.path(protocol)!);
+      try {
+        const res = await this.pool(url.origin).request({
+          method: 'POST',
+          path: url.pathname + url.search,
+          headers: wire.headers(supplier),
+          body: bodyFor(route),
+          signal,
+        });
+        if (res.statusCode === 429 || res.statusCode === 529 || res.statusCode >= 500) {
+          const kind: FailureKind = res.statusCode >= 500 && res.statusCode !== 503 && res.statusCode !== 529 ? 'server' : 'overloaded';
+          await res.body.dump().catch(() => {});
+          this.failed(supplier.id, supplier.name, kind, res.statusCode);
+          kinds.push(kind);
+          continue;
+        }
+        this.breaker.success(supplier.id);
+        return { route, statusCode: res.statusCode, contentType: String(res.headers['content-type'] ?? ''), body: res.body };
+      } catch (err) {
+        if (signal.aborted) throw err;
+        const kind = classify(err);
+        if (kind === null) throw err;
+        this.failed(supplier.id, supplier.name, kind, 0);
+        kinds.push(kind);
+      }
+    }
+    if (kinds.length > 0 && kinds.every((k) => k === 'overloaded')) throw new GatewayError('upstream_overloaded');
+    if (kinds.length > 0 && kinds.every((k) => k === 'timeout')) throw new GatewayError('upstream_timeout');
+    throw new GatewayError('upstream_error');
+  }
+
+  private failed(id: string, name: string, kind: FailureKind, status: number): void {
+    this.breaker.failure(id);
+    this.metrics.supplierError(name, kind);
+    this.logger.warn({ supplier: name, kind, status }, 'supplier attempt failed; trying the next route');
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([...this.pools.values()].map((p) => p.close().catch(() => {})));
+    this.pools.clear();
+  }
+}

@@ -1,0 +1,85 @@
+// Chat completions stream: each upstream chunk is parsed once and written as
+// the gateway's own chunk. The repeating head of every chunk (id, object,
+// created, model) is serialized once per call.
+import type { Metered, Outcome } from '../../billing/types.js';
+import type { SseEvent } from '../../suppliers/sse-reader.js';
+import type { CallInfo, StreamTranscoder } from '../surface.js';
+import { normalizeFinish } from './codec.js';
+
+export function meteredFromUsage(u: Record<string, any>): Metered {
+  return {
+    inputTokens: u.prompt_tokens ?? 0,
+    cachedInputTokens: u.prompt_tokens_details?.cached_tokens ?? 0,
+    outputTokens: u.completion_tokens ?? 0,
+    imageUnits: 0,
+    source: 'supplier',
+  };
+}
+
+/** ReplyUsage: prompt_tokens includes supplier-cached input. */
+export function usageObject(m: Metered): Record<string, unknown> {
+  return {
+    completion_tokens: m.outputTokens,
+    prompt_tokens: m.inputTokens,
+    prompt_tokens_details: { cached_tokens: m.cachedInputTokens },
+    total_tokens: m.inputTokens + m.outputTokens,
+  };
+}
+
+export class ChatStream implements StreamTranscoder {
+  complete = false;
+  private readonly head: string;
+  private usage: Metered | null = null;
+  private finishReason: string | null = null;
+  private produced = '';
+  private readonly includeUsage: boolean;
+
+  constructor(call: CallInfo, includeUsage: boolean) {
+    this.head = `data: {"id":${JSON.stringify(call.requestId)},"object":"chat.completion.chunk","created":${call.created},"model":${JSON.stringify(call.model)},"choices":`;
+    this.includeUsage = includeUsage;
+  }
+
+  event(ev: SseEvent): string {
+    if (ev.data === '[DONE]') {
+      this.complete = true;
+      return '';
+    }
+    const chunk = JSON.parse(ev.data) as Record<string, any>;
+    if (chunk.usage) this.usage = meteredFromUsage(chunk.usage);
+    const choices = chunk.choices as Array<Record<string, any>> | undefined;
+    if (!choices || choices.length === 0) return '';
+    for (const c of choices) {
+      const delta = c.delta;
+      if (delta) {
+        if (typeof delta.content === 'string') this.produced += delta.content;
+        if (delta.tool_calls) for (const tc of delta.tool_calls) this.produced += tc.function?.arguments ?? '';
+      }
+      if (c.finish_reason !== null && c.finish_reason !== undefined) {
+        c.finish_reason = normalizeFinish(c.finish_reason);
+        this.finishReason = c.finish_reason;
+      }
+    }
+    return this.head + JSON.stringify(choices) + '}\n\n';
+  }
+
+  metered(): Metered | null {
+    return this.usage;
+  }
+
+  outcome(): Outcome {
+    return this.complete && this.finishReason !== null && this.finishReason !== 'length' ? 'completed' : 'incomplete';
+  }
+
+  producedText(): string {
+    return this.produced;
+  }
+
+  /** The usage chunk when the caller asked for it (stream_options.include_usage), then [DONE]. */
+  finish(settled: Metered): string {
+    return (this.includeUsage ? this.head + '[],"usage":' + JSON.stringify(usageObject(settled)) + '}\n\n' : '') + 'data: [DONE]\n\n';
+  }
+
+  failure(): string {
+    return '';
+  }
+}

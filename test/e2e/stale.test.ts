@@ -1,0 +1,55 @@
+// The database goes away while the gateway runs: the list turns stale with
+// no capabilities, the gateway keeps answering, and it recovers by itself.
+import t from 'tap';
+import { startGateway } from '../helpers/gateway.js';
+import { testDatabase } from '../helpers/services.js';
+import { startProxy } from '../helpers/tcp-proxy.js';
+
+async function models(url: string): Promise<any> {
+  const res = await fetch(`${url}/v1/models`);
+  if (res.status !== 200) throw new Error(`the list answered ${res.status}`);
+  return res.json();
+}
+
+async function until(pred: () => Promise<boolean>, timeoutMs: number): Promise<boolean> {
+  const end = Date.now() + timeoutMs;
+  while (Date.now() < end) {
+    if (await pred()) return true;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return false;
+}
+
+const db = await testDatabase(t);
+if (db !== null) {
+  const target = new URL(db);
+  const proxy = await startProxy(target.hostname, Number(target.port || 5432));
+  const viaProxy = new URL(db);
+  viaProxy.port = String(proxy.port);
+  const gw = await startGateway({ env: { DATABASE_URL: viaProxy.toString(), CATALOG_REFRESH_MS: '200' } });
+  t.teardown(async () => {
+    await gw.stop();
+    await proxy.close();
+  });
+
+  t.test('stale while the store is away, recovered when it returns', async (t) => {
+  const before = await models(gw.url);
+  t.equal(before.stale, false);
+  t.ok(before.data.length > 0);
+
+  await proxy.cut();
+  t.ok(await until(async () => (await models(gw.url)).stale === true, 10_000), 'turns stale after the store is cut');
+  const stale = await models(gw.url);
+  t.same(stale.data, [], 'no model capability advertised while stale');
+  t.equal(stale.catalog_revision, before.catalog_revision, 'revision diagnostics kept');
+  t.equal(stale.loaded_at, before.loaded_at);
+  t.equal((await fetch(`${gw.url}/readyz`)).status, 503, 'not ready while the store is unreachable');
+  t.equal((await fetch(`${gw.url}/healthz`)).status, 200, 'alive all along');
+
+  await proxy.restore();
+  t.ok(await until(async () => (await models(gw.url)).stale === false, 15_000), 'recovers by itself');
+  const after = await models(gw.url);
+  t.same(after.data.map((m: any) => m.id), before.data.map((m: any) => m.id));
+  t.equal((await fetch(`${gw.url}/readyz`)).status, 200);
+  });
+}
