@@ -13,7 +13,7 @@ t.test('first start creates the store, migrates, seeds, serves the demo catalog'
   t.equal(listening.store, 'embedded');
   t.ok(listening.migrations.length >= 2, 'migrations applied');
   t.equal(listening.seeded, true);
-  const body = await (await fetch(`${gw.url}/v1/models`)).json();
+  const body: any = await (await fetch(`${gw.url}/v1/models`)).json();
   t.equal(body.catalog_revision, 1);
   t.ok(body.data.some((m: any) => m.id === 'nw-swift-1'));
   t.equal(await gw.stop(), 0, 'SIGTERM exits 0');
@@ -24,7 +24,7 @@ t.test('a second start reuses the data: nothing migrated or seeded again', async
   const listening = gw.logs.find((l) => l.msg === 'listening')!;
   t.same(listening.migrations, []);
   t.equal(listening.seeded, false);
-  const body = await (await fetch(`${gw.url}/v1/models`)).json();
+  const body: any = await (await fetch(`${gw.url}/v1/models`)).json();
   t.equal(body.catalog_revision, 1);
   t.equal(body.data.length, 5);
   t.equal(await gw.stop(), 0);

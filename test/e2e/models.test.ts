@@ -13,7 +13,7 @@ if (db !== null) {
     const res = await fetch(`${gw.url}/v1/models`);
     t.equal(res.status, 200);
     t.match(res.headers.get('x-request-id'), /^req_[0-9a-f]{32}$/);
-    const body = await res.json();
+    const body: any = await res.json();
     t.equal(body.object, 'list');
     t.equal(body.stale, false);
     t.equal(body.catalog_revision, 1);
@@ -53,7 +53,7 @@ if (db !== null) {
   t.test('unknown path → 404, wrong method → 405 with Allow, both in the REST envelope', async (t) => {
     const missing = await fetch(`${gw.url}/v1/nothing-here`);
     t.equal(missing.status, 404);
-    const body = await missing.json();
+    const body: any = await missing.json();
     t.equal(body.error.code, 'not_found');
     t.equal(body.error.request_id, missing.headers.get('x-request-id'));
     t.equal(body.error.version, '2026-11-01');
@@ -61,7 +61,7 @@ if (db !== null) {
     const wrong = await fetch(`${gw.url}/v1/models`, { method: 'DELETE' });
     t.equal(wrong.status, 405);
     t.equal(wrong.headers.get('allow'), 'GET');
-    const wb = await wrong.json();
+    const wb: any = await wrong.json();
     t.equal(wb.error.code, 'method_not_allowed');
     t.equal(wb.error.request_id, wrong.headers.get('x-request-id'));
   });

@@ -33,13 +33,13 @@ if (db !== null) {
   });
 
   t.test('stale while the store is away, recovered when it returns', async (t) => {
-  const before = await models(gw.url);
+  const before: any = await models(gw.url);
   t.equal(before.stale, false);
   t.ok(before.data.length > 0);
 
   await proxy.cut();
   t.ok(await until(async () => (await models(gw.url)).stale === true, 10_000), 'turns stale after the store is cut');
-  const stale = await models(gw.url);
+  const stale: any = await models(gw.url);
   t.same(stale.data, [], 'no model capability advertised while stale');
   t.equal(stale.catalog_revision, before.catalog_revision, 'revision diagnostics kept');
   t.equal(stale.loaded_at, before.loaded_at);
@@ -48,7 +48,7 @@ if (db !== null) {
 
   await proxy.restore();
   t.ok(await until(async () => (await models(gw.url)).stale === false, 15_000), 'recovers by itself');
-  const after = await models(gw.url);
+  const after: any = await models(gw.url);
   t.same(after.data.map((m: any) => m.id), before.data.map((m: any) => m.id));
   t.equal((await fetch(`${gw.url}/readyz`)).status, 200);
   });

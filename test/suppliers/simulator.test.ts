@@ -260,10 +260,10 @@ t.test('images: b64_json and url', async (t) => {
 t.test('sdk errors: status in the protocol envelope', async (t) => {
   await t.rejects(
     openai.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: '[sim:status=429]' }] }),
-    { status: 429, error: { type: 'rate_limit_error' } },
+    { status: 429, error: { type: 'rate_limit_error' } } as object as Error,
   );
   await t.rejects(
     anthropic.messages.create({ model: 'm', max_tokens: 5, messages: [{ role: 'user', content: '[sim:status=529]' }] }),
-    { status: 529, error: { type: 'error', error: { type: 'overloaded_error' } } },
+    { status: 529, error: { type: 'error', error: { type: 'overloaded_error' } } } as object as Error,
   );
 });
