@@ -18,7 +18,13 @@ export interface Bound {
 
 /** What was consumed, from the supplier's usage or, failing that, a local count. */
 export interface Metered {
+  /**
+   * All input tokens, INCLUDING those served from the supplier's cache (as
+   * chat's prompt_tokens and responses' input_tokens count them; for messages:
+   * input_tokens + cache_read_input_tokens + cache_creation_input_tokens).
+   */
   inputTokens: number;
+  /** The part of inputTokens served from the supplier's cache: billed at the cached-input price instead of the input price. */
   cachedInputTokens: number;
   outputTokens: number;
   imageUnits: number;

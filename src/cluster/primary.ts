@@ -8,7 +8,9 @@ import type { ChangeBus } from '../bus/bus.js';
 import { PrimaryIpcBus } from '../bus/ipc-bus.js';
 import { PgBus } from '../bus/pg-bus.js';
 import { seedDemoCatalog } from '../catalog/seed.js';
+import { createDemoOrganization, demoBanner } from '../console/demo.js';
 import type { Config } from '../config/types.js';
+import { startLedgerHost } from '../ledger/index.js';
 import { createLogger, flushLogger } from '../log/logger.js';
 import { Metrics } from '../metrics/registry.js';
 import { assertNativeUws } from '../server/uws.js';
@@ -36,6 +38,9 @@ export async function runPrimary(config: Config): Promise<void> {
   const pool = createPool(storeUrl, 4);
   const applied = await migrate(pool);
   const seeded = config.catalog.seed_demo ? await seedDemoCatalog(pool) : false;
+  // First start of the embedded default: a demo organization and key, the key printed once (never logged).
+  const demo = embedded !== null ? await createDemoOrganization(pool, config.billing.demo_balance) : null;
+  if (demo !== null) process.stdout.write(demoBanner(demo));
 
   let simulator: Simulator | null = null;
   let simulatorUrl = config.simulator.url;
@@ -54,6 +59,8 @@ export async function runPrimary(config: Config): Promise<void> {
     bus = new PrimaryIpcBus(channel);
   }
   serveMetricsFromPrimary(channel, new Metrics('primary'));
+  // The organizations' ledger actors live here (embedded host); workers reach them over IPC.
+  const ledgerHost = startLedgerHost(config, { pool, channel, bus, logger });
 
   let shuttingDown = false;
   const startedAt = new Map<number, number>();
@@ -102,6 +109,8 @@ export async function runPrimary(config: Config): Promise<void> {
       logger.warn('workers did not exit in time; killing them');
       for (const w of workers) w.process.kill('SIGKILL');
     }
+    // After the workers: their last settlements are in; write what is queued before the store closes.
+    await ledgerHost.close();
     await bus.close();
     await simulator?.close();
     await pool.end().catch(() => {});

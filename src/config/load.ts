@@ -24,6 +24,10 @@ export const ENV_SETTINGS: ReadonlyArray<readonly [string, string]> = [
   ['PG_POOL_MAX', 'pools.pg_max'],
   ['PISCINA_MIN_THREADS', 'pools.piscina_min_threads'],
   ['PISCINA_MAX_THREADS', 'pools.piscina_max_threads'],
+  ['BILLING_FLUSH_MS', 'billing.flush_ms'],
+  ['HOLD_LEASE_MS', 'billing.hold_lease_ms'],
+  ['QUOTA_PER_SECOND', 'billing.quota_per_second'],
+  ['QUOTA_PER_MINUTE', 'billing.quota_per_minute'],
   ['CATALOG_REFRESH_MS', 'catalog.refresh_ms'],
   ['SIMULATOR_URL', 'simulator.url'],
 ];

@@ -11,6 +11,15 @@ export interface Config {
   data_dir: string;
   http: { max_body_bytes: number; drain_timeout_ms: number };
   pools: { pg_max: number; piscina_min_threads: number; piscina_max_threads: number };
+  billing: {
+    flush_ms: number;
+    hold_lease_ms: number;
+    hold_max_ms: number;
+    quota_per_second: number;
+    quota_per_minute: number;
+    /** Decimal string, e.g. "25.00". */
+    demo_balance: string;
+  };
   catalog: { refresh_ms: number; seed_demo: boolean };
   simulator: { enabled: boolean; url: string | null; port: number; instances: string[] };
   suppliers: {

@@ -45,6 +45,14 @@ export const CATALOGUE = {
     message: 'The model does not exist or is not served on this surface.',
   },
   not_found: { status: 404, type: 'not_found_error', message: 'There is nothing at this path.' },
+  organization_not_found: { status: 404, type: 'not_found_error', message: 'No organization has this id.' },
+  key_not_found: { status: 404, type: 'not_found_error', message: 'No API key has this id.' },
+  immutable_field: {
+    status: 422,
+    type: 'invalid_request_error',
+    message: 'A member of the request is fixed at creation and cannot be changed; see field_details.',
+  },
+  key_revoked: { status: 409, type: 'invalid_request_error', message: 'This API key is revoked; a revoked key cannot be edited.' },
   method_not_allowed: { status: 405, type: 'invalid_request_error', message: 'This path does not accept this method.' },
   version_conflict: { status: 409, type: 'invalid_request_error', message: 'The object changed since the version you sent.' },
   idempotency_conflict: {

@@ -119,7 +119,7 @@ export class HttpServer implements RequestSink {
     const seconds = (performance.now() - ctx.startedAt) / 1000;
     this.opts.metrics.observeRequest(ctx.route.surface, ctx.status, seconds);
     this.opts.logger.info(
-      { rid: ctx.requestId, method: ctx.method, path: ctx.path, status: ctx.status, ms: Math.round(seconds * 1e4) / 10, org: ctx.orgId, key: ctx.keyId },
+      { rid: ctx.requestId, method: ctx.method, path: ctx.path, status: ctx.status, ms: Math.round(seconds * 1e4) / 10, org: ctx.orgId, key_id: ctx.keyId },
       'request',
     );
     this.inflight--;

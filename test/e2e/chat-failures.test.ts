@@ -105,7 +105,7 @@ if (db !== null) {
     let got = 0;
     while (got < 3) {
       const { value } = await reader.read();
-      got += Buffer.from(value!).toString().split('\n\n').filter((f) => f.includes('"content"')).length;
+      got += (Buffer.from(value!).toString().match(/"content":"[^"]/g) ?? []).length;
     }
     const before = events.length;
     const leftAt = performance.now();

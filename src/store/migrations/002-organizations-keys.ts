@@ -1,6 +1,13 @@
 // Organizations (with their money, in integer micros) and API keys. A key is
 // stored as the SHA-256 of the whole key plus its two display fragments; the
 // secret itself is never stored.
+//
+// api_key_changes is the key change log every worker polls (every 250 ms) on
+// top of the change bus: the `tollgate` command is a separate process that
+// cannot reach the cluster's IPC bus, and a lost notification must only delay
+// a revocation, never lose it. Writers take an advisory lock before inserting
+// (see auth/key-store.ts), so seq order is commit order and a poller reading
+// "seq > last seen" never skips a row.
 export default {
   id: 2,
   name: 'organizations-keys',
@@ -34,6 +41,14 @@ CREATE TABLE api_keys (
   request_hash bytea,
   UNIQUE (org_id, idempotency_key)
 );
-CREATE INDEX api_keys_org ON api_keys (org_id);
+CREATE INDEX api_keys_org ON api_keys (org_id, created_at);
+
+CREATE TABLE api_key_changes (
+  seq bigserial PRIMARY KEY,
+  key_id uuid NOT NULL REFERENCES api_keys(id),
+  change text NOT NULL CHECK (change IN ('created', 'edited', 'revoked')),
+  at timestamptz NOT NULL DEFAULT now()
+);
+CREATE INDEX api_key_changes_at ON api_key_changes (at);
 `,
 };

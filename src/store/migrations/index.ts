@@ -2,6 +2,7 @@
 // forward with a new number.
 import catalog from './001-catalog.js';
 import organizationsKeys from './002-organizations-keys.js';
+import billing from './003-billing.js';
 
 export interface Migration {
   id: number;
@@ -9,4 +10,4 @@ export interface Migration {
   sql: string;
 }
 
-export const MIGRATIONS: Migration[] = [catalog, organizationsKeys];
+export const MIGRATIONS: Migration[] = [catalog, organizationsKeys, billing];

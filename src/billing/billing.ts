@@ -1,0 +1,140 @@
+// The Billing the pipeline calls, over any ledger host. Prices are applied
+// here, in the worker (pure integer maths, spread over every worker); the
+// actor only ever sees amounts in micros.
+import type { ApiKey } from '../auth/types.js';
+import type { CatalogModel } from '../catalog/types.js';
+import { GatewayError } from '../errors/gateway-error.js';
+import type { LedgerClient, ReserveReply, UsageRow } from '../ledger/protocol.js';
+import type { Logger } from '../log/logger.js';
+import type { Metrics } from '../metrics/registry.js';
+import { formatMoney } from './money.js';
+import { boundCost, settlementCharge } from './pricing.js';
+import type { Billing, Bound, Hold, Metered, Outcome, Surface, Timings } from './types.js';
+
+/** A settlement is retried (it is idempotent by request id) this many times before it is logged as lost. */
+const SETTLE_ATTEMPTS = 4;
+const SETTLE_RETRY_MS = 500;
+const MAX_MS = 2_147_483_647;
+
+export interface BillingDeps {
+  ledger: LedgerClient;
+  logger: Logger;
+  metrics?: Metrics | null;
+}
+
+function wholeMs(ms: number | null): number | null {
+  if (ms === null || !Number.isFinite(ms)) return null;
+  return Math.min(MAX_MS, Math.max(0, Math.round(ms)));
+}
+
+/** A refusal from the actor, as the error the surfaces render (REST envelopes carry `limit`). */
+export function refusal(reply: Exclude<ReserveReply, { ok: true }>): GatewayError {
+  switch (reply.code) {
+    case 'rate_limited':
+      return new GatewayError('rate_limited', {
+        retryAfterSeconds: reply.retryAfterSeconds,
+        limit: { kind: 'request_quota', window: reply.window, limit: reply.limit, retry_after_seconds: reply.retryAfterSeconds },
+      });
+    case 'insufficient_funds':
+      return new GatewayError('insufficient_funds', {
+        limit: {
+          kind: 'funds',
+          funding: reply.funding,
+          required: formatMoney(reply.required),
+          available: formatMoney(reply.available),
+          ...(reply.packageExpiredAt !== null ? { package_expired_at: reply.packageExpiredAt } : {}),
+        },
+      });
+    default:
+      // An organization that vanished under a live key, or a request id used twice: our fault, not the caller's.
+      return new GatewayError('internal_error');
+  }
+}
+
+export class LedgerBilling implements Billing {
+  private readonly metrics: Metrics | null;
+
+  constructor(private readonly deps: BillingDeps) {
+    this.metrics = deps.metrics ?? null;
+  }
+
+  async reserve(requestId: string, key: ApiKey, model: CatalogModel, surface: Surface, bound: Bound): Promise<Hold> {
+    const amount = boundCost(model.price, bound, surface);
+    let reply: ReserveReply;
+    try {
+      reply = await this.deps.ledger.reserve({ requestId, orgId: key.orgId, funding: key.funding, amount });
+    } catch (err) {
+      // No answer: the hold may exist all the same. Void it rather than leave the money held until max age.
+      void this.deps.ledger.release({ requestId, orgId: key.orgId }).catch(() => {});
+      this.metrics?.count('billing_ledger_unavailable');
+      this.deps.logger.warn({ rid: requestId, err: (err as Error).message }, 'billing: ledger did not answer a reservation');
+      throw new GatewayError('service_unavailable');
+    }
+    if (!reply.ok) {
+      this.metrics?.count(reply.code === 'rate_limited' ? 'billing_rate_limited' : 'billing_refused');
+      if (reply.code !== 'rate_limited' && reply.code !== 'insufficient_funds') {
+        this.deps.logger.error({ rid: requestId, org: key.orgId, code: reply.code }, 'billing: reservation refused by the ledger');
+      }
+      throw refusal(reply);
+    }
+    this.metrics?.count('billing_reserved');
+    // The price travels with the hold: a catalog change mid-call does not change what this call costs.
+    return { requestId, orgId: key.orgId, keyId: key.id, modelId: model.modelId, surface, funding: key.funding, price: model.price, reserved: amount };
+  }
+
+  async settle(hold: Hold, metered: Metered | null, outcome: Outcome, timings: Timings, supplier: string | null): Promise<void> {
+    try {
+      const charge = settlementCharge(hold.price, metered, hold.surface, hold.reserved);
+      if (charge.cost > charge.charged) {
+        // The input estimate was below the supplier's count: the customer pays the bound, the difference is ours.
+        this.metrics?.count('billing_charge_capped');
+        this.deps.logger.warn({ rid: hold.requestId, cost: charge.cost, reserved: hold.reserved }, 'billing: cost above the hold; charged the hold');
+      }
+      const usage: UsageRow = {
+        requestId: hold.requestId,
+        orgId: hold.orgId,
+        keyId: hold.keyId,
+        modelId: hold.modelId,
+        supplier,
+        surface: hold.surface,
+        funding: hold.funding,
+        inputTokens: charge.counts.inputTokens,
+        cachedInputTokens: charge.counts.cachedInputTokens,
+        outputTokens: charge.counts.outputTokens,
+        imageUnits: charge.counts.imageUnits,
+        reservedMicros: hold.reserved,
+        chargedMicros: charge.charged,
+        outcome,
+        meteredSource: metered?.source ?? null,
+        holdExpired: false,
+        ttfbMs: wholeMs(timings.ttfbMs),
+        totalMs: wholeMs(timings.totalMs) ?? 0,
+        finishedAt: Date.now(),
+      };
+      await this.deliver(usage);
+    } catch (err) {
+      this.deps.logger.error({ rid: hold.requestId, err: (err as Error).message }, 'billing: settlement failed');
+    }
+  }
+
+  private async deliver(usage: UsageRow): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await this.deps.ledger.settle({ usage });
+        this.metrics?.count('billing_settled');
+        return;
+      } catch (err) {
+        if (attempt >= SETTLE_ATTEMPTS) {
+          // The hold is released by its lease; the charge is lost. Logged with what an operator needs to redo it.
+          this.metrics?.count('billing_settle_lost');
+          this.deps.logger.error(
+            { rid: usage.requestId, org: usage.orgId, charged: usage.chargedMicros, err: (err as Error).message },
+            'billing: settlement not delivered',
+          );
+          return;
+        }
+        await new Promise((r) => setTimeout(r, SETTLE_RETRY_MS * attempt));
+      }
+    }
+  }
+}

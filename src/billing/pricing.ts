@@ -1,0 +1,84 @@
+// Pricing as pure integer maths. Prices are integer micros per million tokens
+// (and per image unit); a call's cost is the exact sum of its parts, rounded
+// up to a whole micro once per call, so a customer is never charged a
+// fraction more than one micro above the exact price.
+import type { Price } from '../catalog/types.js';
+import type { Bound, Metered, Surface } from './types.js';
+
+const PER_MTOK = 1_000_000;
+/**
+ * Token counts above this are treated as this. It keeps every intermediate
+ * product below 2^53 (1e9 tokens × a per-token remainder below 1e6, three
+ * parts) so the maths stays exact in doubles without BigInt on the hot path.
+ */
+export const MAX_COUNTED = 1_000_000_000;
+
+/** A non-negative whole count, whatever a supplier or estimate handed us. */
+export function count(n: number): number {
+  if (!Number.isFinite(n) || n <= 0) return 0;
+  return Math.min(Math.floor(n), MAX_COUNTED);
+}
+
+/**
+ * Exact ceil(Σ tokens_i × perMtok_i / 1e6). Each price is split into whole
+ * micros per token and a remainder below 1e6, so the products stay exact.
+ */
+export function tokensCost(t1: number, p1: number, t2: number, p2: number, t3: number, p3: number): number {
+  const whole = t1 * Math.floor(p1 / PER_MTOK) + t2 * Math.floor(p2 / PER_MTOK) + t3 * Math.floor(p3 / PER_MTOK);
+  const rest = t1 * (p1 % PER_MTOK) + t2 * (p2 % PER_MTOK) + t3 * (p3 % PER_MTOK);
+  return whole + Math.ceil(rest / PER_MTOK);
+}
+
+/**
+ * What the pricing counts (and the usage row records). inputTokens includes
+ * the cached ones, as chat and responses count them; cachedInputTokens is the
+ * part of it billed at the cached price. Embeddings bill input only (spec,
+ * "What the service does" 4).
+ */
+export interface Counts {
+  inputTokens: number;
+  cachedInputTokens: number;
+  outputTokens: number;
+  imageUnits: number;
+}
+
+function surfaceCounts(surface: Surface, input: number, cached: number, output: number, images: number): Counts {
+  const inputTokens = count(input);
+  // Cached input is part of the input: a supplier claiming more cached than input is held to its input count.
+  const cachedInputTokens = Math.min(count(cached), inputTokens);
+  if (surface === 'embeddings') return { inputTokens, cachedInputTokens, outputTokens: 0, imageUnits: 0 };
+  return { inputTokens, cachedInputTokens, outputTokens: count(output), imageUnits: count(images) };
+}
+
+export function costOf(price: Price, c: Counts): number {
+  const uncached = Math.max(0, c.inputTokens - c.cachedInputTokens);
+  return (
+    tokensCost(uncached, price.inputPerMtok, c.cachedInputTokens, price.cachedInputPerMtok, c.outputTokens, price.outputPerMtok) +
+    c.imageUnits * price.imageUnit
+  );
+}
+
+/**
+ * Micros to hold before the supplier is called. The input estimate is priced
+ * as uncached input: the bound must cover the worst case, and cached input is
+ * never dearer than uncached.
+ */
+export function boundCost(price: Price, bound: Bound, surface: Surface): number {
+  return costOf(price, surfaceCounts(surface, bound.inputTokens, 0, bound.outputTokens, bound.imageUnits));
+}
+
+export interface Charge {
+  counts: Counts;
+  /** The exact price of what was consumed. */
+  cost: number;
+  /** What is taken: the cost, capped at the hold (the bound is the most a call can cost the customer). */
+  charged: number;
+}
+
+/** The settlement of a call: null metered (nothing consumed) charges nothing. */
+export function settlementCharge(price: Price, metered: Metered | null, surface: Surface, reserved: number): Charge {
+  if (metered === null) return { counts: { inputTokens: 0, cachedInputTokens: 0, outputTokens: 0, imageUnits: 0 }, cost: 0, charged: 0 };
+  const counts = surfaceCounts(surface, metered.inputTokens, metered.cachedInputTokens, metered.outputTokens, metered.imageUnits);
+  const cost = costOf(price, counts);
+  return { counts, cost, charged: Math.min(cost, reserved) };
+}

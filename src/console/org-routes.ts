@@ -1,0 +1,170 @@
+// The operator's organization routes under /console/v1 (registered only when
+// ADMIN_TOKEN is set): create, read (money as the running actor sees it,
+// including what open reservations hold), edit name and quotas, credit, and
+// read usage. Money crosses as decimal strings; errors use the REST envelope.
+import { randomUUID } from 'node:crypto';
+import { parseCreditInput, parseQuotaInput } from '../billing/credit-input.js';
+import { formatMoney } from '../billing/money.js';
+import { GatewayError } from '../errors/gateway-error.js';
+import { createOrganization, listUsage, readOrganization, updateOrganization, type OrganizationRow, type UsageListRow } from '../ledger/accounts.js';
+import type { AccountView, LedgerClient } from '../ledger/protocol.js';
+import { isUuid } from '../ledger/store.js';
+import type { RequestContext, Route } from '../server/context.js';
+import { sendJson } from '../server/respond.js';
+import type { Pool } from '../store/pool.js';
+import { adminCheck } from './admin.js';
+import { parseOrganizationInput } from './org-store.js';
+
+export interface OrgConsoleDeps {
+  pool: Pool;
+  ledger: LedgerClient;
+  adminToken: string;
+}
+
+/** Newest usage rows per answer (the console has no query string yet to page with). */
+const USAGE_PAGE = 100;
+const MAX_IDEMPOTENCY_KEY = 200;
+const NO_STORE: ReadonlyArray<readonly [string, string]> = [['Cache-Control', 'no-store']];
+const REPLAYED: ReadonlyArray<readonly [string, string]> = [...NO_STORE, ['Idempotent-Replayed', 'true']];
+
+export function organizationMoneyView(row: OrganizationRow, a: AccountView): Record<string, unknown> {
+  return {
+    object: 'organization',
+    id: row.id,
+    name: row.name,
+    created_at: row.created_at.toISOString(),
+    balance: formatMoney(a.balance),
+    held: formatMoney(a.heldBalance),
+    available: formatMoney(a.balance - a.heldBalance),
+    package: formatMoney(a.package),
+    package_held: formatMoney(a.heldPackage),
+    package_available: formatMoney(a.packageExpired ? 0 : a.package - a.heldPackage),
+    package_expires_at: a.packageExpiresAt,
+    package_expired: a.packageExpired,
+    open_holds: a.openHolds,
+    quotas: {
+      per_second: a.quotaPerSecond,
+      per_minute: a.quotaPerMinute,
+      per_second_source: a.quotaPerSecondIsDefault ? 'default' : 'organization',
+      per_minute_source: a.quotaPerMinuteIsDefault ? 'default' : 'organization',
+    },
+  };
+}
+
+function usageView(r: UsageListRow): Record<string, unknown> {
+  return {
+    request_id: r.request_id,
+    key_id: r.key_id,
+    model_id: r.model_id,
+    supplier: r.supplier,
+    surface: r.surface,
+    funding: r.funding,
+    input_tokens: Number(r.input_tokens),
+    cached_input_tokens: Number(r.cached_input_tokens),
+    output_tokens: Number(r.output_tokens),
+    image_units: Number(r.image_units),
+    reserved: formatMoney(Number(r.reserved_micros)),
+    charged: formatMoney(Number(r.charged_micros)),
+    outcome: r.outcome,
+    metered_source: r.metered_source,
+    hold_expired: r.hold_expired,
+    ttfb_ms: r.ttfb_ms,
+    total_ms: r.total_ms,
+    finished_at: r.finished_at.toISOString(),
+  };
+}
+
+/** The ledger not answering is the service being unavailable, not an internal error. */
+function viaLedger<T>(p: Promise<T>): Promise<T> {
+  return p.catch((err: unknown) => {
+    if (err instanceof GatewayError) throw err;
+    throw new GatewayError('service_unavailable');
+  });
+}
+
+export function orgConsoleRoutes(deps: OrgConsoleDeps): Route[] {
+  const admin = adminCheck(deps.adminToken);
+  const route = (method: Route['method'], path: string, readsBody: boolean, fn: (ctx: RequestContext) => Promise<void>): Route => ({
+    method,
+    path,
+    surface: 'console',
+    envelope: 'rest',
+    readsBody,
+    async handle(ctx) {
+      admin(ctx);
+      await fn(ctx);
+    },
+  });
+  const answer = (ctx: RequestContext, status: number, body: unknown, headers = NO_STORE): void => sendJson(ctx, status, JSON.stringify(body), headers);
+
+  const organization = async (ctx: RequestContext): Promise<OrganizationRow> => {
+    const orgId = ctx.params[0];
+    const row = isUuid(orgId) ? await readOrganization(deps.pool, orgId) : null;
+    if (row === null) throw new GatewayError('organization_not_found');
+    ctx.orgId = row.id;
+    return row;
+  };
+  const view = async (row: OrganizationRow): Promise<Record<string, unknown>> => {
+    const account = await viaLedger(deps.ledger.account(row.id));
+    if (account === null) throw new GatewayError('organization_not_found');
+    return organizationMoneyView(row, account);
+  };
+
+  return [
+    route('post', '/console/v1/organizations', true, async (ctx) => {
+      // The same validation as `tollgate orgs create`; the opening balance goes through the journal.
+      const input = parseOrganizationInput(ctx.body);
+      const row = await createOrganization(deps.pool, randomUUID(), input.name, input.balanceMicros);
+      ctx.orgId = row.id;
+      answer(ctx, 201, await view(row));
+    }),
+    route('get', '/console/v1/organizations/:org_id', false, async (ctx) => {
+      answer(ctx, 200, await view(await organization(ctx)));
+    }),
+    route('patch', '/console/v1/organizations/:org_id', true, async (ctx) => {
+      const input = parseQuotaInput(ctx.body);
+      await organization(ctx);
+      const row = await updateOrganization(deps.pool, ctx.params[0], input);
+      if (row === null) throw new GatewayError('organization_not_found');
+      // New quotas apply to the running actor before this answer goes out.
+      await viaLedger(deps.ledger.refresh(row.id));
+      answer(ctx, 200, await view(row));
+    }),
+    route('post', '/console/v1/organizations/:org_id/credits', true, async (ctx) => {
+      const row = await organization(ctx);
+      const input = parseCreditInput(ctx.body);
+      const key = ctx.idempotencyKey === '' ? null : ctx.idempotencyKey;
+      if (key !== null && key.length > MAX_IDEMPOTENCY_KEY) {
+        throw new GatewayError('invalid_request', { param: 'Idempotency-Key', fieldDetails: [{ field: 'Idempotency-Key', issue: `at most ${MAX_IDEMPOTENCY_KEY} characters` }] });
+      }
+      // Through the actor: a running organization can spend the credit as soon as this answers.
+      const reply = await viaLedger(deps.ledger.credit({ orgId: row.id, key, amount: input.amount, target: input.target, expiresAt: input.expiresAt, note: input.note }));
+      if (!reply.ok) throw new GatewayError('organization_not_found');
+      if (reply.replayed && (reply.amount !== input.amount || reply.target !== input.target)) throw new GatewayError('idempotency_conflict');
+      const body = {
+        object: 'credit',
+        id: reply.entryId,
+        amount: formatMoney(input.amount),
+        target: input.target,
+        expires_at: input.expiresAt,
+        note: input.note,
+        organization: organizationMoneyView(row, reply.account),
+      };
+      if (reply.replayed) answer(ctx, 200, body, REPLAYED);
+      else answer(ctx, 201, body);
+    }),
+    route('get', '/console/v1/organizations/:org_id/usage', false, async (ctx) => {
+      const row = await organization(ctx);
+      // Settlements still queued for the store are written first, so the list is complete up to now.
+      await viaLedger(deps.ledger.sync());
+      const page = await listUsage(deps.pool, row.id, USAGE_PAGE);
+      answer(ctx, 200, {
+        object: 'list',
+        data: page.rows.map(usageView),
+        has_more: page.requests > page.rows.length,
+        total_requests: page.requests,
+        total_charged: formatMoney(page.chargedMicros),
+      });
+    }),
+  ];
+}

@@ -1,0 +1,260 @@
+// One organization's ledger actor: its balance, package allowance, open holds
+// and request quota, and the rules that move them. Pure state, no I/O: the
+// host delivers one command at a time, so no two reservations of the same
+// organization ever interleave and the same money cannot be held twice.
+//
+// Two-phase, like TigerBeetle's pending transfers: reserve creates a hold
+// (pending), settle posts part of it and voids the rest, release voids it,
+// and a hold whose lease runs out is voided by the host.
+import type { Funding } from '../auth/types.js';
+import { RequestQuota } from '../billing/quota.js';
+import type { AccountView, ReserveCommand, ReserveReply, UsageRow } from './protocol.js';
+
+export interface HoldRecord {
+  readonly orgId: string;
+  readonly requestId: string;
+  readonly funding: Funding;
+  readonly amount: number;
+  readonly owner: string;
+  readonly createdAt: number;
+}
+
+/** A movement of money, as the journal stores it. Charges are negative. */
+export interface Entry {
+  id: string;
+  orgId: string;
+  kind: 'opening' | 'credit' | 'charge' | 'forfeit';
+  funding: Funding;
+  amount: number;
+  requestId: string | null;
+  expiresAt: string | null;
+  note: string | null;
+}
+
+/** An organization row as the store reads it. */
+export interface AccountRow {
+  balance: number;
+  package: number;
+  packageExpiresAt: number | null;
+  quotaPerSecond: number | null;
+  quotaPerMinute: number | null;
+}
+
+export interface QuotaDefaults {
+  perSecond: number;
+  perMinute: number;
+}
+
+/**
+ * How long (and how many) settled request ids are remembered, so a repeated
+ * settlement (a client's retry, seconds later) is a no-op without a store
+ * round trip. Older repeats are caught by the journal's unique key and undone
+ * in memory when the store refuses them, so this is a cache, not the guard.
+ */
+const SETTLED_MEMORY_MS = 60_000;
+const SETTLED_MEMORY_MAX = 100_000;
+
+export class OrgActor {
+  balance = 0;
+  package = 0;
+  packageExpiresAt: number | null = null;
+  heldBalance = 0;
+  heldPackage = 0;
+  readonly holds = new Map<string, HoldRecord>();
+  /** Settled or released request id → when; a repeat is a no-op. Older ids are left to the journal's unique key. */
+  private readonly closed = new Map<string, number>();
+  /** Money moved in memory that the store has not confirmed yet (see refresh). */
+  unflushedBalance = 0;
+  unflushedPackage = 0;
+  pendingWrites = 0;
+  lastUsed = 0;
+  private readonly quota = new RequestQuota(1, 1);
+  private ownQuotaSecond = false;
+  private ownQuotaMinute = false;
+
+  constructor(
+    readonly orgId: string,
+    row: AccountRow,
+    private readonly defaults: QuotaDefaults,
+  ) {
+    this.load(row);
+  }
+
+  /** Takes the store's row as truth, keeping what memory has moved but the store has not seen yet. */
+  load(row: AccountRow): void {
+    this.balance = row.balance + this.unflushedBalance;
+    this.package = row.package + this.unflushedPackage;
+    this.packageExpiresAt = row.packageExpiresAt;
+    this.ownQuotaSecond = row.quotaPerSecond !== null;
+    this.ownQuotaMinute = row.quotaPerMinute !== null;
+    this.quota.perSecond = row.quotaPerSecond ?? this.defaults.perSecond;
+    this.quota.perMinute = row.quotaPerMinute ?? this.defaults.perMinute;
+  }
+
+  packageExpired(now: number): boolean {
+    return this.packageExpiresAt !== null && this.packageExpiresAt <= now;
+  }
+
+  /** Admission (quota), then the hold: one step, so a refused hold never half-happens. */
+  reserve(cmd: ReserveCommand, now: number): ReserveReply {
+    this.lastUsed = now;
+    if (this.holds.has(cmd.requestId)) return { ok: true }; // a retried reservation holds once
+    if (this.closed.has(cmd.requestId)) return { ok: false, code: 'closed' };
+    const refusal = this.quota.admit(now);
+    if (refusal !== null) return { ok: false, code: 'rate_limited', ...refusal };
+    // No silent fallback: the funding source the key names is the only one looked at.
+    const expired = cmd.funding === 'package' && this.packageExpired(now);
+    const available = cmd.funding === 'balance' ? this.balance - this.heldBalance : expired ? 0 : this.package - this.heldPackage;
+    // `available >= amount` with amount >= 0 also refuses an organization in debt.
+    if (expired || available < cmd.amount) {
+      return {
+        ok: false,
+        code: 'insufficient_funds',
+        funding: cmd.funding,
+        required: cmd.amount,
+        available: Math.max(0, available),
+        packageExpiredAt: expired ? new Date(this.packageExpiresAt!).toISOString() : null,
+      };
+    }
+    const hold: HoldRecord = { orgId: this.orgId, requestId: cmd.requestId, funding: cmd.funding, amount: cmd.amount, owner: cmd.owner, createdAt: now };
+    this.holds.set(cmd.requestId, hold);
+    if (hold.funding === 'balance') this.heldBalance += hold.amount;
+    else this.heldPackage += hold.amount;
+    return { ok: true };
+  }
+
+  /**
+   * Posts the charge and voids the rest of the hold. Null for a repeat. A
+   * settlement whose hold already expired still charges, straight from the
+   * funding source; that can leave it below zero (a debt that refuses new
+   * reservations until credits cover it) because the released money may have
+   * been held by other calls since.
+   */
+  settle(usage: UsageRow, now: number): { hold: HoldRecord | null; entry: Entry | null } | null {
+    this.lastUsed = now;
+    if (this.closed.has(usage.requestId)) return null;
+    this.close(usage.requestId, now);
+    const hold = this.unhold(usage.requestId);
+    usage.holdExpired = hold === null;
+    // The hold is the most a call may cost; the client caps too, this guards the invariant.
+    const cap = hold !== null ? hold.amount : usage.reservedMicros;
+    usage.chargedMicros = Math.max(0, Math.min(usage.chargedMicros, cap));
+    if (usage.chargedMicros === 0) return { hold, entry: null };
+    const entry: Entry = {
+      id: 'charge:' + usage.requestId,
+      orgId: this.orgId,
+      kind: 'charge',
+      funding: usage.funding,
+      amount: -usage.chargedMicros,
+      requestId: usage.requestId,
+      expiresAt: null,
+      note: null,
+    };
+    this.apply(entry);
+    return { hold, entry };
+  }
+
+  /** Voids a hold without charging. */
+  release(requestId: string, now: number): HoldRecord | null {
+    this.lastUsed = now;
+    this.close(requestId, now);
+    return this.unhold(requestId);
+  }
+
+  /** The lease ran out: the money is spendable again; a later settlement still charges. */
+  expire(requestId: string): HoldRecord | null {
+    return this.unhold(requestId);
+  }
+
+  private unhold(requestId: string): HoldRecord | null {
+    const hold = this.holds.get(requestId);
+    if (hold === undefined) return null;
+    this.holds.delete(requestId);
+    if (hold.funding === 'balance') this.heldBalance -= hold.amount;
+    else this.heldPackage -= hold.amount;
+    return hold;
+  }
+
+  /**
+   * Entries for a credit the store has already written (credits are durable
+   * before they count). A package credit on an expired package forfeits what
+   * was left of it first: an allowance does not come back to life.
+   */
+  creditEntries(id: string, amount: number, target: Funding, expiresAt: string | null, note: string | null, now: number): Entry[] {
+    const entries: Entry[] = [];
+    if (target === 'package' && this.packageExpired(now) && this.package > 0) {
+      entries.push({ id: 'forfeit:' + id, orgId: this.orgId, kind: 'forfeit', funding: 'package', amount: -this.package, requestId: null, expiresAt: null, note: null });
+    }
+    entries.push({ id, orgId: this.orgId, kind: 'credit', funding: target, amount, requestId: null, expiresAt: target === 'package' ? expiresAt : null, note });
+    return entries;
+  }
+
+  /** The store wrote these entries: count them (no unflushed bookkeeping, they are already durable). */
+  credited(entries: Entry[]): void {
+    for (const e of entries) {
+      if (e.funding === 'balance') this.balance += e.amount;
+      else this.package += e.amount;
+      if (e.kind === 'credit' && e.expiresAt !== null) this.packageExpiresAt = Date.parse(e.expiresAt);
+    }
+  }
+
+  /** Moves money in memory and counts it as not yet confirmed by the store. */
+  apply(entry: Entry): void {
+    if (entry.funding === 'balance') {
+      this.balance += entry.amount;
+      this.unflushedBalance += entry.amount;
+    } else {
+      this.package += entry.amount;
+      this.unflushedPackage += entry.amount;
+    }
+    this.pendingWrites++;
+  }
+
+  /** The store answered for an entry: confirmed, or refused (already there, or unwritable), which undoes it. */
+  confirmed(entry: Entry, stored: boolean): void {
+    if (entry.funding === 'balance') {
+      this.unflushedBalance -= entry.amount;
+      if (!stored) this.balance -= entry.amount;
+    } else {
+      this.unflushedPackage -= entry.amount;
+      if (!stored) this.package -= entry.amount;
+    }
+    this.pendingWrites--;
+  }
+
+  /** Forgets settled ids older than the memory window, or the oldest beyond its size. */
+  prune(now: number): void {
+    let over = this.closed.size - SETTLED_MEMORY_MAX;
+    for (const [id, at] of this.closed) {
+      if (over <= 0 && at > now - SETTLED_MEMORY_MS) break; // insertion order is time order
+      this.closed.delete(id);
+      over--;
+    }
+  }
+
+  private close(requestId: string, now: number): void {
+    this.closed.set(requestId, now);
+    if (this.closed.size > SETTLED_MEMORY_MAX + 1000) this.prune(now);
+  }
+
+  idle(now: number, idleMs: number): boolean {
+    return this.holds.size === 0 && this.pendingWrites === 0 && this.lastUsed < now - idleMs;
+  }
+
+  view(now: number): AccountView {
+    return {
+      orgId: this.orgId,
+      balance: this.balance,
+      heldBalance: this.heldBalance,
+      package: this.package,
+      heldPackage: this.heldPackage,
+      packageExpiresAt: this.packageExpiresAt === null ? null : new Date(this.packageExpiresAt).toISOString(),
+      packageExpired: this.packageExpired(now),
+      openHolds: this.holds.size,
+      quotaPerSecond: this.quota.perSecond,
+      quotaPerMinute: this.quota.perMinute,
+      quotaPerSecondIsDefault: !this.ownQuotaSecond,
+      quotaPerMinuteIsDefault: !this.ownQuotaMinute,
+    };
+  }
+}

@@ -1,0 +1,161 @@
+// Group commit of settlements: usage rows and their charges queue in memory
+// and go to the store in one statement every billing.flush_ms (0: as soon as
+// the previous write returns, so concurrent settlements share a write and
+// each waits only for the write that carries it).
+//
+// What this promises: a charge the actor has applied is written within
+// flush_ms unless the store is unreachable, in which case it is retried until
+// it is written or the host stops. A crash of the host loses at most what was
+// queued and not yet written. A row the store refuses as malformed is written
+// alone so it cannot hold back the others; if it still fails, it is dropped,
+// logged, and its charge undone in memory so memory and store agree.
+import { randomUUID } from 'node:crypto';
+import type { Logger } from '../log/logger.js';
+import type { Entry } from './actor.js';
+import type { UsageRow } from './protocol.js';
+import type { LedgerStore } from './store.js';
+
+/** Rows per statement: keeps one write's parameters and lock time bounded. */
+const MAX_BATCH = 2000;
+const RETRY_MIN_MS = 100;
+const RETRY_MAX_MS = 5000;
+
+interface Pending {
+  usage: UsageRow;
+  entry: Entry | null;
+  /** Names this append, so a retry can recognise its own earlier write (see LedgerStore.writeBatch). */
+  tag: string;
+  done: () => void;
+}
+
+/** Told once per entry when the store answers for it: inserted, or not (a repeat, or dropped). */
+export type StoredCallback = (entry: Entry, stored: boolean) => void;
+
+/** PostgreSQL refused the data itself (class 22 data exception, 23 integrity): retrying the same rows cannot help. */
+function isDataError(err: unknown): boolean {
+  const code = (err as { code?: unknown })?.code;
+  return typeof code === 'string' && (code.startsWith('22') || code.startsWith('23'));
+}
+
+export class Journal {
+  private queue: Pending[] = [];
+  private timer: NodeJS.Timeout | null = null;
+  private lock: Promise<unknown> = Promise.resolve();
+  private retryMs = 0;
+  private closed = false;
+  private readonly epoch = randomUUID().slice(0, 8);
+  private seq = 0;
+
+  constructor(
+    private readonly store: LedgerStore,
+    private readonly flushMs: number,
+    private readonly logger: Logger,
+    private readonly onStored: StoredCallback,
+  ) {}
+
+  /** Rows waiting to be written. */
+  get backlog(): number {
+    return this.queue.length;
+  }
+
+  /** Queues a usage row and its charge; resolves once they are written (or dropped as unwritable). */
+  append(usage: UsageRow, entry: Entry | null): Promise<void> {
+    return new Promise((done) => {
+      this.queue.push({ usage, entry, tag: `${this.epoch}:${++this.seq}`, done });
+      this.schedule(this.flushMs);
+    });
+  }
+
+  /** Runs `fn` with no write in flight and none starting until it returns (credits, reloads). */
+  exclusive<T>(fn: () => Promise<T>): Promise<T> {
+    const run = this.lock.then(fn);
+    this.lock = run.catch(() => {});
+    return run;
+  }
+
+  /** Writes everything queued now; resolves when written or when the store refused to take it (then it stays queued). */
+  flush(): Promise<void> {
+    return this.exclusive(() => this.writeQueued());
+  }
+
+  private schedule(delayMs: number): void {
+    if (this.timer !== null || this.closed) return;
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      void this.flush();
+    }, delayMs);
+  }
+
+  private async writeQueued(): Promise<void> {
+    while (this.queue.length > 0) {
+      const take = this.queue.splice(0, MAX_BATCH);
+      const failed = await this.tryWrite(take);
+      if (failed !== null) {
+        this.queue.unshift(...failed.rest);
+        this.retryMs = Math.min(RETRY_MAX_MS, Math.max(RETRY_MIN_MS, this.retryMs * 2));
+        if (this.retryMs === RETRY_MIN_MS || this.retryMs === RETRY_MAX_MS) {
+          this.logger.warn({ err: (failed.err as Error).message, backlog: this.queue.length, retryInMs: this.retryMs }, 'ledger: store write failed; retrying');
+        }
+        this.schedule(this.retryMs);
+        return;
+      }
+      if (this.retryMs !== 0) {
+        this.logger.info({ backlog: this.queue.length }, 'ledger: store writes resumed');
+        this.retryMs = 0;
+      }
+    }
+  }
+
+  /** Null when every row was written or dropped; else what is left and why. */
+  private async tryWrite(take: Pending[]): Promise<{ rest: Pending[]; err: unknown } | null> {
+    try {
+      await this.write(take);
+      return null;
+    } catch (err) {
+      if (!isDataError(err)) return { rest: take, err };
+    }
+    // One malformed row fails the whole statement: write them alone to find it.
+    for (let i = 0; i < take.length; i++) {
+      const p = take[i];
+      try {
+        await this.write([p]);
+      } catch (err) {
+        if (!isDataError(err)) return { rest: take.slice(i), err };
+        this.logger.error({ err: (err as Error).message, rid: p.usage.requestId, org: p.usage.orgId }, 'ledger: usage row refused by the store; dropped');
+        if (p.entry !== null) this.onStored(p.entry, false);
+        p.done();
+      }
+    }
+    return null;
+  }
+
+  private async write(take: Pending[]): Promise<void> {
+    const entries: Entry[] = [];
+    const tags: string[] = [];
+    for (const p of take) {
+      if (p.entry === null) continue;
+      entries.push(p.entry);
+      tags.push(p.tag);
+    }
+    const stored = await this.store.writeBatch(
+      take.map((p) => p.usage),
+      entries,
+      tags,
+    );
+    for (const e of entries) this.onStored(e, stored.has(e.id));
+    for (const p of take) p.done();
+  }
+
+  /** Stops the timer and writes what is queued, retrying until `deadlineMs` passes. */
+  async close(deadlineMs = 5000): Promise<void> {
+    this.closed = true;
+    if (this.timer !== null) clearTimeout(this.timer);
+    this.timer = null;
+    const until = Date.now() + deadlineMs;
+    while (this.queue.length > 0 && Date.now() < until) {
+      await this.flush();
+      if (this.queue.length > 0) await new Promise((r) => setTimeout(r, Math.min(250, Math.max(0, until - Date.now()))));
+    }
+    if (this.queue.length > 0) this.logger.error({ lost: this.queue.length }, 'ledger: stopped with usage rows not written');
+  }
+}

@@ -1,0 +1,255 @@
+// The actors' home: activates an organization's actor from the store on its
+// first command, hands it one command at a time, keeps hold leases, writes
+// settlements through the journal and evicts actors that have gone idle.
+// Transport-free: a host (embedded IPC now, Redis streams later) delivers
+// commands here.
+//
+// Leases belong to owners (a worker process, later an instance), not to each
+// hold: an owner renews all its holds with one heartbeat, and when its
+// heartbeats stop for billing.hold_lease_ms its holds are released. A hold
+// also never outlives billing.hold_max_ms, so a call that never settles
+// cannot keep money held while its worker lives on.
+import { randomUUID } from 'node:crypto';
+import type { Logger } from '../log/logger.js';
+import { OrgActor, type Entry, type HoldRecord } from './actor.js';
+import { Journal } from './journal.js';
+import type { AccountView, CreditCommand, CreditReply, LedgerCore, ReleaseCommand, ReserveCommand, ReserveReply, SettleCommand } from './protocol.js';
+import type { LedgerStore } from './store.js';
+
+export interface LedgerSettings {
+  flushMs: number;
+  holdLeaseMs: number;
+  holdMaxMs: number;
+  quotaPerSecond: number;
+  quotaPerMinute: number;
+}
+
+/** An actor with no holds, nothing unwritten and no command for this long is dropped (and reloaded from the store when needed). */
+const ACTOR_IDLE_MS = 120_000;
+/** flush_ms = 0 waits for the write, but not forever: a store outage must not hang every call. */
+const DURABLE_WAIT_MAX_MS = 10_000;
+/** How often holds are checked against billing.hold_max_ms and idle actors evicted. */
+const SLOW_SWEEP_MS = 5000;
+/**
+ * How often active actors re-read their rows. Anything that changes an
+ * organization behind the ledger's back (the `tollgate credit` command, which
+ * cannot reach this process; an operator's SQL; a quota edit) reaches the
+ * running actor within this interval; the console API reaches it at once.
+ */
+const RECONCILE_MS = 1000;
+
+interface Owner {
+  lastBeat: number;
+  holds: Set<HoldRecord>;
+}
+
+export interface LedgerStats {
+  actors: number;
+  owners: number;
+  openHolds: number;
+  expiredHolds: number;
+  backlog: number;
+}
+
+export class Ledger implements LedgerCore {
+  private readonly actors = new Map<string, OrgActor>();
+  private readonly loading = new Map<string, Promise<OrgActor | null>>();
+  private readonly owners = new Map<string, Owner>();
+  /** Settlements not yet written: a repeat waits for the same write. */
+  private readonly unwritten = new Map<string, Promise<void>>();
+  private readonly journal: Journal;
+  private readonly sweeper: NodeJS.Timeout;
+  private readonly reconciler: NodeJS.Timeout;
+  private lastSlowSweep = 0;
+  private expiredHolds = 0;
+
+  constructor(
+    private readonly store: LedgerStore,
+    private readonly settings: LedgerSettings,
+    private readonly logger: Logger,
+    private readonly clock: () => number = Date.now,
+  ) {
+    this.journal = new Journal(store, settings.flushMs, logger, (entry, stored) => this.actors.get(entry.orgId)?.confirmed(entry, stored));
+    const every = Math.min(1000, Math.max(20, Math.floor(settings.holdLeaseMs / 4)));
+    this.sweeper = setInterval(() => this.sweep(), every);
+    this.sweeper.unref();
+    this.reconciler = setInterval(() => void this.reconcile().catch(() => {}), RECONCILE_MS);
+    this.reconciler.unref();
+  }
+
+  async reserve(cmd: ReserveCommand): Promise<ReserveReply> {
+    const actor = this.actors.get(cmd.orgId) ?? (await this.activate(cmd.orgId));
+    if (actor === null) return { ok: false, code: 'unknown_organization' };
+    const now = this.clock();
+    const owner = this.beat(cmd.owner, now);
+    const reply = actor.reserve(cmd, now);
+    if (reply.ok) owner.holds.add(actor.holds.get(cmd.requestId)!);
+    return reply;
+  }
+
+  async settle(cmd: SettleCommand): Promise<void> {
+    const usage = cmd.usage;
+    const actor = this.actors.get(usage.orgId) ?? (await this.activate(usage.orgId));
+    if (actor === null) {
+      this.logger.warn({ rid: usage.requestId, org: usage.orgId }, 'ledger: settlement for an unknown organization ignored');
+      return;
+    }
+    const out = actor.settle(usage, this.clock());
+    if (out === null) {
+      await this.unwritten.get(usage.requestId);
+      return;
+    }
+    if (out.hold !== null) this.owners.get(out.hold.owner)?.holds.delete(out.hold);
+    const written = this.journal.append(usage, out.entry).then(() => void this.unwritten.delete(usage.requestId));
+    this.unwritten.set(usage.requestId, written);
+    if (this.settings.flushMs === 0) await capped(written, DURABLE_WAIT_MAX_MS);
+  }
+
+  async release(cmd: ReleaseCommand): Promise<void> {
+    const actor = this.actors.get(cmd.orgId) ?? (await this.activate(cmd.orgId));
+    const hold = actor?.release(cmd.requestId, this.clock()) ?? null;
+    if (hold !== null) this.owners.get(hold.owner)?.holds.delete(hold);
+  }
+
+  async credit(cmd: CreditCommand): Promise<CreditReply> {
+    const actor = this.actors.get(cmd.orgId) ?? (await this.activate(cmd.orgId));
+    if (actor === null) return { ok: false, code: 'unknown_organization' };
+    const id = `credit:${cmd.orgId}:${cmd.key ?? randomUUID()}`;
+    try {
+      // Under the journal's lock: no charge write is in flight, so a reload here sees a settled store.
+      return await this.journal.exclusive(async () => {
+        const now = this.clock();
+        const entries: Entry[] = actor.creditEntries(id, cmd.amount, cmd.target, cmd.expiresAt, cmd.note, now);
+        const prior = await this.store.writeCredit(entries);
+        if (prior === null) {
+          actor.credited(entries);
+          return { ok: true, entryId: id, replayed: false, account: actor.view(now) };
+        }
+        // A replay, or our own earlier attempt whose answer was lost: memory takes the store's word.
+        await this.reload(actor);
+        return { ok: true, entryId: id, replayed: true, amount: prior.amount, target: prior.funding, account: actor.view(now) };
+      });
+    } catch (err) {
+      // The write may have committed without telling us: reload once the store answers again.
+      void this.refresh(cmd.orgId).catch(() => {});
+      throw err;
+    }
+  }
+
+  async account(orgId: string): Promise<AccountView | null> {
+    const actor = this.actors.get(orgId) ?? (await this.activate(orgId));
+    return actor === null ? null : actor.view(this.clock());
+  }
+
+  async refresh(orgId: string): Promise<void> {
+    const actor = this.actors.get(orgId);
+    if (actor !== undefined) await this.journal.exclusive(() => this.reload(actor));
+  }
+
+  /**
+   * Re-reads every active organization's row and takes it as truth (plus what
+   * memory has not written yet). Under the journal's lock, so no charge is
+   * half-written while the rows are read.
+   */
+  reconcile(): Promise<void> {
+    if (this.actors.size === 0) return Promise.resolve();
+    return this.journal.exclusive(async () => {
+      const rows = await this.store.loadAccounts([...this.actors.keys()]);
+      for (const [orgId, row] of rows) this.actors.get(orgId)?.load(row);
+    });
+  }
+
+  sync(): Promise<void> {
+    return this.journal.flush();
+  }
+
+  heartbeat(owner: string): void {
+    this.beat(owner, this.clock());
+  }
+
+  stats(): LedgerStats {
+    let openHolds = 0;
+    for (const a of this.actors.values()) openHolds += a.holds.size;
+    return { actors: this.actors.size, owners: this.owners.size, openHolds, expiredHolds: this.expiredHolds, backlog: this.journal.backlog };
+  }
+
+  /** Stops the lease clock and writes what is queued. */
+  async close(): Promise<void> {
+    clearInterval(this.sweeper);
+    clearInterval(this.reconciler);
+    await this.journal.close();
+  }
+
+  /** Releases the holds of owners whose lease ran out and of holds past their maximum age; evicts idle actors. */
+  sweep(): void {
+    const now = this.clock();
+    for (const [id, owner] of this.owners) {
+      if (owner.lastBeat + this.settings.holdLeaseMs > now) continue;
+      this.owners.delete(id);
+      for (const hold of owner.holds) this.expire(hold, 'lease');
+      if (owner.holds.size > 0) this.logger.warn({ owner: id, holds: owner.holds.size }, 'ledger: owner stopped renewing; its holds were released');
+    }
+    if (now - this.lastSlowSweep < SLOW_SWEEP_MS) return;
+    this.lastSlowSweep = now;
+    for (const [orgId, actor] of this.actors) {
+      for (const hold of actor.holds.values()) {
+        if (hold.createdAt + this.settings.holdMaxMs > now) continue;
+        this.owners.get(hold.owner)?.holds.delete(hold);
+        this.expire(hold, 'max_age');
+      }
+      actor.prune(now);
+      if (actor.idle(now, ACTOR_IDLE_MS)) this.actors.delete(orgId);
+    }
+  }
+
+  private expire(hold: HoldRecord, why: 'lease' | 'max_age'): void {
+    if (this.actors.get(hold.orgId)?.expire(hold.requestId) == null) return;
+    this.expiredHolds++;
+    this.logger.debug({ rid: hold.requestId, org: hold.orgId, why }, 'ledger: hold expired');
+  }
+
+  private beat(id: string, now: number): Owner {
+    let owner = this.owners.get(id);
+    if (owner === undefined) {
+      owner = { lastBeat: now, holds: new Set() };
+      this.owners.set(id, owner);
+    }
+    owner.lastBeat = now;
+    return owner;
+  }
+
+  /** One load per organization, however many commands arrive while it runs. */
+  private activate(orgId: string): Promise<OrgActor | null> {
+    let pending = this.loading.get(orgId);
+    if (pending === undefined) {
+      pending = this.store.loadAccount(orgId).finally(() => this.loading.delete(orgId)).then((row) => {
+        if (row === null) return null;
+        let actor = this.actors.get(orgId);
+        if (actor === undefined) {
+          actor = new OrgActor(orgId, row, { perSecond: this.settings.quotaPerSecond, perMinute: this.settings.quotaPerMinute });
+          actor.lastUsed = this.clock();
+          this.actors.set(orgId, actor);
+        }
+        return actor;
+      });
+      this.loading.set(orgId, pending);
+    }
+    return pending;
+  }
+
+  /** Call with the journal's lock held. */
+  private async reload(actor: OrgActor): Promise<void> {
+    const row = await this.store.loadAccount(actor.orgId);
+    if (row !== null) actor.load(row);
+  }
+}
+
+function capped(p: Promise<void>, ms: number): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    void p.then(() => {
+      clearTimeout(timer);
+      resolve();
+    });
+  });
+}

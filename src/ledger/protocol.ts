@@ -1,0 +1,128 @@
+// The commands a ledger actor understands and what it answers, as plain JSON
+// values: the same shapes travel over cluster IPC (embedded host) and, later,
+// Redis streams. Amounts are integer micros; the actor never sees a price,
+// only amounts the billing client computed from one.
+import type { Funding } from '../auth/types.js';
+
+/** What the client asks; the transport stamps the owner. */
+export interface ReserveRequest {
+  requestId: string;
+  orgId: string;
+  funding: Funding;
+  /** Micros to hold: the priced bound. */
+  amount: number;
+}
+
+export interface ReserveCommand extends ReserveRequest {
+  /** Who holds the hold: a worker process (embedded) or an instance (Redis). Its heartbeats renew the lease. */
+  owner: string;
+}
+
+export type QuotaWindow = 'per_second' | 'per_minute';
+
+export type ReserveReply =
+  | { ok: true }
+  | { ok: false; code: 'rate_limited'; retryAfterSeconds: number; window: QuotaWindow; limit: number }
+  | { ok: false; code: 'insufficient_funds'; funding: Funding; required: number; available: number; packageExpiredAt: string | null }
+  | { ok: false; code: 'unknown_organization' }
+  /** The request id was already settled or released: a reservation cannot reopen it. */
+  | { ok: false; code: 'closed' };
+
+/** One usage row; everything the store keeps about a finished call. Never content. */
+export interface UsageRow {
+  requestId: string;
+  orgId: string;
+  keyId: string;
+  modelId: string;
+  supplier: string | null;
+  surface: string;
+  funding: Funding;
+  inputTokens: number;
+  cachedInputTokens: number;
+  outputTokens: number;
+  imageUnits: number;
+  reservedMicros: number;
+  chargedMicros: number;
+  outcome: string;
+  meteredSource: string | null;
+  /** Set by the actor: the settlement found no open hold (its lease had run out). */
+  holdExpired: boolean;
+  ttfbMs: number | null;
+  totalMs: number;
+  /** ms since epoch */
+  finishedAt: number;
+}
+
+export interface SettleCommand {
+  usage: UsageRow;
+}
+
+export interface ReleaseCommand {
+  requestId: string;
+  orgId: string;
+}
+
+export interface CreditCommand {
+  orgId: string;
+  /** Idempotency key of the credit; a repeat with the same key applies nothing. Null: a fresh credit. */
+  key: string | null;
+  amount: number;
+  target: Funding;
+  /** ISO timestamp; package credits only. Null keeps the current expiry. */
+  expiresAt: string | null;
+  note: string | null;
+}
+
+export type CreditReply =
+  | { ok: true; entryId: string; replayed: false; account: AccountView }
+  /** The key was used before: what that credit was, so the caller can tell a replay from a conflict. */
+  | { ok: true; entryId: string; replayed: true; amount: number; target: Funding; account: AccountView }
+  | { ok: false; code: 'unknown_organization' };
+
+/** An organization's money and quotas as its actor sees them right now. */
+export interface AccountView {
+  orgId: string;
+  balance: number;
+  heldBalance: number;
+  package: number;
+  heldPackage: number;
+  /** ISO timestamp or null (never expires). */
+  packageExpiresAt: string | null;
+  packageExpired: boolean;
+  openHolds: number;
+  quotaPerSecond: number;
+  quotaPerMinute: number;
+  /** Whether each quota is the organization's own or the configured default. */
+  quotaPerSecondIsDefault: boolean;
+  quotaPerMinuteIsDefault: boolean;
+}
+
+/** What every host offers the processes that serve requests. */
+export interface LedgerClient {
+  reserve(req: ReserveRequest): Promise<ReserveReply>;
+  /** Resolves when the charge is as durable as billing.flush_ms promises. */
+  settle(cmd: SettleCommand): Promise<void>;
+  /** Voids a hold without a usage row (a reservation whose answer never reached the caller). */
+  release(cmd: ReleaseCommand): Promise<void>;
+  /** Durable before it resolves, whatever flush_ms says. */
+  credit(cmd: CreditCommand): Promise<CreditReply>;
+  account(orgId: string): Promise<AccountView | null>;
+  /** Reload an active organization from the store (its row was edited outside the ledger). */
+  refresh(orgId: string): Promise<void>;
+  /** Everything settled so far is in the store when this resolves. */
+  sync(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** The actors' side: what a host's transport delivers commands to. */
+export interface LedgerCore {
+  reserve(cmd: ReserveCommand): Promise<ReserveReply>;
+  settle(cmd: SettleCommand): Promise<void>;
+  release(cmd: ReleaseCommand): Promise<void>;
+  credit(cmd: CreditCommand): Promise<CreditReply>;
+  account(orgId: string): Promise<AccountView | null>;
+  refresh(orgId: string): Promise<void>;
+  sync(): Promise<void>;
+  /** The owner is alive: its holds' leases run from now. */
+  heartbeat(owner: string): void;
+}

@@ -1,0 +1,138 @@
+// What the ledger reads from and writes to PostgreSQL (or PGlite). Every write
+// is one statement: atomic without an explicit transaction, so nothing here
+// ever holds a pglite-socket session open across awaits.
+import type { Funding } from '../auth/types.js';
+import type { Pool } from '../store/pool.js';
+import type { AccountRow, Entry } from './actor.js';
+import type { UsageRow } from './protocol.js';
+
+export interface StoredCredit {
+  amount: number;
+  funding: Funding;
+}
+
+export interface LedgerStore {
+  loadAccount(orgId: string): Promise<AccountRow | null>;
+  /** The rows of many organizations at once (absent ids are left out). */
+  loadAccounts(orgIds: string[]): Promise<Map<string, AccountRow>>;
+  /**
+   * Usage rows and charge entries in one statement. Answers the ids of the
+   * entries that are now stored by this write: inserted now, or by an earlier
+   * attempt carrying the same writer tag (its answer was lost). An entry
+   * already stored by anyone else (a repeated settlement) is not in the set.
+   */
+  writeBatch(usage: UsageRow[], entries: Entry[], tags: string[]): Promise<Set<string>>;
+  /** A credit (its last entry) with any forfeit before it; null when written, or what the earlier credit of the same id was. */
+  writeCredit(entries: Entry[]): Promise<StoredCredit | null>;
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export function isUuid(text: string): boolean {
+  return UUID.test(text);
+}
+
+// Adds the inserted entries to the organizations' running sums in the same
+// statement, so a balance can never disagree with its journal. (One UPDATE
+// only: two data-modifying CTEs touching the same row would lose one.)
+const applyEntries = (extraSet: string): string => `
+d AS (
+  SELECT org_id,
+         coalesce(sum(amount_micros) FILTER (WHERE funding = 'balance'), 0)::bigint AS b,
+         coalesce(sum(amount_micros) FILTER (WHERE funding = 'package'), 0)::bigint AS p
+  FROM e GROUP BY org_id
+), o AS (
+  UPDATE organizations SET balance_micros = balance_micros + d.b, package_micros = package_micros + d.p${extraSet}
+  FROM d WHERE organizations.id = d.org_id
+)`;
+
+const INSERT_ENTRIES = `
+  INSERT INTO ledger_entries (id, org_id, kind, funding, amount_micros, request_id, expires_at, note, writer)
+  SELECT * FROM unnest($1::text[], $2::uuid[], $3::text[], $4::text[], $5::bigint[], $6::text[], $7::timestamptz[], $8::text[], $9::text[])
+  ON CONFLICT (id) DO NOTHING
+  RETURNING id, org_id, funding, amount_micros`;
+
+const WRITE_BATCH = `
+WITH e AS (${INSERT_ENTRIES}
+), u AS (
+  INSERT INTO usage_records (request_id, org_id, key_id, model_id, supplier, surface, funding, input_tokens, cached_input_tokens,
+    output_tokens, image_units, reserved_micros, charged_micros, outcome, metered_source, hold_expired, ttfb_ms, total_ms, finished_at)
+  SELECT r, o, k, m, s, sf, f, it, ct, ot, iu, rm, cm, oc, ms, he, tt, tm, to_timestamp(fa / 1000.0)
+  FROM unnest($10::text[], $11::uuid[], $12::text[], $13::text[], $14::text[], $15::text[], $16::text[], $17::bigint[], $18::bigint[],
+    $19::bigint[], $20::bigint[], $21::bigint[], $22::bigint[], $23::text[], $24::text[], $25::bool[], $26::int[], $27::int[], $28::float8[])
+    AS t(r, o, k, m, s, sf, f, it, ct, ot, iu, rm, cm, oc, ms, he, tt, tm, fa)
+  ON CONFLICT (request_id) DO NOTHING
+), ${applyEntries('')}
+SELECT id FROM e
+UNION ALL
+-- Other sub-statements do not see the rows e inserts: these are earlier attempts of this very write.
+SELECT id FROM ledger_entries WHERE id = ANY($1::text[]) AND writer = ANY($9::text[])`;
+
+// A package credit may set the expiry; it moves only if the credit was inserted.
+const WRITE_CREDIT = `
+WITH e AS (${INSERT_ENTRIES}
+), ${applyEntries(', package_expires_at = coalesce($10::timestamptz, package_expires_at)')}
+SELECT id FROM e`;
+
+function entryColumns(entries: Entry[], tags: Array<string | null>): unknown[] {
+  return [
+    entries.map((e) => e.id),
+    entries.map((e) => e.orgId),
+    entries.map((e) => e.kind),
+    entries.map((e) => e.funding),
+    entries.map((e) => e.amount),
+    entries.map((e) => e.requestId),
+    entries.map((e) => e.expiresAt),
+    entries.map((e) => e.note),
+    tags,
+  ];
+}
+
+function usageColumns(rows: UsageRow[]): unknown[] {
+  const col = <K extends keyof UsageRow>(k: K): Array<UsageRow[K]> => rows.map((r) => r[k]);
+  return [
+    col('requestId'), col('orgId'), col('keyId'), col('modelId'), col('supplier'), col('surface'), col('funding'),
+    col('inputTokens'), col('cachedInputTokens'), col('outputTokens'), col('imageUnits'), col('reservedMicros'), col('chargedMicros'),
+    col('outcome'), col('meteredSource'), col('holdExpired'), col('ttfbMs'), col('totalMs'), col('finishedAt'),
+  ];
+}
+
+export class PgLedgerStore implements LedgerStore {
+  constructor(private readonly pool: Pool) {}
+
+  async loadAccount(orgId: string): Promise<AccountRow | null> {
+    if (!isUuid(orgId)) return null;
+    return (await this.loadAccounts([orgId])).get(orgId) ?? null;
+  }
+
+  async loadAccounts(orgIds: string[]): Promise<Map<string, AccountRow>> {
+    const { rows } = await this.pool.query(
+      `SELECT id, balance_micros, package_micros, package_expires_at, quota_per_second, quota_per_minute FROM organizations WHERE id = ANY($1::uuid[])`,
+      [orgIds],
+    );
+    const out = new Map<string, AccountRow>();
+    for (const r of rows) {
+      out.set(r.id, {
+        balance: Number(r.balance_micros),
+        package: Number(r.package_micros),
+        packageExpiresAt: r.package_expires_at === null ? null : new Date(r.package_expires_at).getTime(),
+        quotaPerSecond: r.quota_per_second,
+        quotaPerMinute: r.quota_per_minute,
+      });
+    }
+    return out;
+  }
+
+  async writeBatch(usage: UsageRow[], entries: Entry[], tags: string[]): Promise<Set<string>> {
+    const { rows } = await this.pool.query<{ id: string }>(WRITE_BATCH, [...entryColumns(entries, tags), ...usageColumns(usage)]);
+    return new Set(rows.map((r) => r.id));
+  }
+
+  async writeCredit(entries: Entry[]): Promise<StoredCredit | null> {
+    const credit = entries[entries.length - 1];
+    const { rows } = await this.pool.query<{ id: string }>(WRITE_CREDIT, [...entryColumns(entries, entries.map(() => null)), credit.expiresAt]);
+    if (rows.some((r) => r.id === credit.id)) return null;
+    const prior = await this.pool.query('SELECT amount_micros, funding FROM ledger_entries WHERE id = $1', [credit.id]);
+    return { amount: Number(prior.rows[0]?.amount_micros ?? 0), funding: prior.rows[0]?.funding ?? credit.funding };
+  }
+}

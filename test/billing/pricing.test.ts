@@ -1,0 +1,80 @@
+// Pricing is exact integer maths: checked against BigInt on random inputs,
+// rounding up once per call, embeddings input-only, the hold as the cap.
+import t from 'tap';
+import { boundCost, costOf, count, MAX_COUNTED, settlementCharge, tokensCost } from '../../src/billing/pricing.js';
+import type { Price } from '../../src/catalog/types.js';
+
+const chat: Price = { inputPerMtok: 2_500_000, cachedInputPerMtok: 1_250_000, outputPerMtok: 10_000_000, imageUnit: 0 };
+const cheap: Price = { inputPerMtok: 150_000, cachedInputPerMtok: 75_000, outputPerMtok: 600_000, imageUnit: 0 };
+const image: Price = { inputPerMtok: 0, cachedInputPerMtok: 0, outputPerMtok: 0, imageUnit: 40_000 };
+
+function exact(parts: Array<[number, number]>): number {
+  let sum = 0n;
+  for (const [tokens, price] of parts) sum += BigInt(tokens) * BigInt(price);
+  return Number((sum + 999_999n) / 1_000_000n);
+}
+
+t.test('tokensCost equals the exact BigInt ceiling on random inputs, up to the counted maximum', async (t) => {
+  let seed = 42;
+  const rnd = (n: number): number => {
+    seed = (seed * 1103515245 + 12345) % 2 ** 31;
+    return seed % n;
+  };
+  for (let i = 0; i < 20_000; i++) {
+    const big = i % 4 === 0;
+    const tk = (): number => (big ? MAX_COUNTED - rnd(1000) : rnd(200_000));
+    const pr = (): number => (big ? 999_999_999 - rnd(1000) : rnd(50_000_000));
+    const parts: Array<[number, number]> = [[tk(), pr()], [tk(), pr()], [tk(), pr()]];
+    const got = tokensCost(parts[0][0], parts[0][1], parts[1][0], parts[1][1], parts[2][0], parts[2][1]);
+    if (got !== exact(parts)) {
+      t.fail(`mismatch for ${JSON.stringify(parts)}: ${got} vs ${exact(parts)}`);
+      return;
+    }
+  }
+  t.pass('20000 random calls exact');
+});
+
+t.test('rounds up once per call, not per part', async (t) => {
+  // 1 input token at 0.15 micro and 1 output token at 0.6 micro: 0.75 → 1 micro (per part would be 2).
+  t.equal(costOf(cheap, { inputTokens: 1, cachedInputTokens: 0, outputTokens: 1, imageUnits: 0 }), 1);
+  t.equal(costOf(cheap, { inputTokens: 0, cachedInputTokens: 0, outputTokens: 0, imageUnits: 0 }), 0);
+  // 1500 input of which 500 cached: 1000 at 2.5 micro + 500 at 1.25 + 200 output at 10 = 2500 + 625 + 2000.
+  t.equal(costOf(chat, { inputTokens: 1500, cachedInputTokens: 500, outputTokens: 200, imageUnits: 0 }), 5125);
+  t.equal(costOf(chat, { inputTokens: 2, cachedInputTokens: 1, outputTokens: 0, imageUnits: 0 }), 4, '2.5 + 1.25 = 3.75 → 4');
+  t.equal(costOf(chat, { inputTokens: 1, cachedInputTokens: 1, outputTokens: 0, imageUnits: 0 }), 2, 'all cached: 1.25 → 2');
+});
+
+t.test('bound: input estimate at the uncached price plus the output ceiling', async (t) => {
+  t.equal(boundCost(chat, { inputTokens: 1000, outputTokens: 32768, imageUnits: 0 }, 'chat_completions'), 2500 + 327_680);
+  t.equal(boundCost(cheap, { inputTokens: 3, outputTokens: 0, imageUnits: 0 }, 'embeddings'), 1);
+  // Embeddings bill input only, whatever else the bound says.
+  t.equal(boundCost(chat, { inputTokens: 1000, outputTokens: 500, imageUnits: 2 }, 'embeddings'), 2500);
+  t.equal(boundCost(image, { inputTokens: 0, outputTokens: 0, imageUnits: 3 }, 'images'), 120_000);
+});
+
+t.test('settlement: null metered charges nothing; the hold caps the charge; embeddings record zero output', async (t) => {
+  const none = settlementCharge(chat, null, 'chat_completions', 1000);
+  t.same(none, { counts: { inputTokens: 0, cachedInputTokens: 0, outputTokens: 0, imageUnits: 0 }, cost: 0, charged: 0 });
+  const ok = settlementCharge(chat, { inputTokens: 100, cachedInputTokens: 0, outputTokens: 10, imageUnits: 0, source: 'supplier' }, 'responses', 10_000);
+  t.equal(ok.cost, 350);
+  t.equal(ok.charged, 350);
+  const over = settlementCharge(chat, { inputTokens: 100_000, cachedInputTokens: 0, outputTokens: 10, imageUnits: 0, source: 'supplier' }, 'responses', 10_000);
+  t.equal(over.cost, 250_100);
+  t.equal(over.charged, 10_000, 'never more than the hold');
+  const emb = settlementCharge(chat, { inputTokens: 10, cachedInputTokens: 0, outputTokens: 99, imageUnits: 1, source: 'supplier' }, 'embeddings', 10_000);
+  t.same(emb.counts, { inputTokens: 10, cachedInputTokens: 0, outputTokens: 0, imageUnits: 0 });
+  t.equal(emb.charged, 25);
+  // Cached input is part of the input (chat's prompt_tokens includes cached_tokens): never billed twice.
+  const cached = settlementCharge(chat, { inputTokens: 1000, cachedInputTokens: 800, outputTokens: 0, imageUnits: 0, source: 'supplier' }, 'chat_completions', 10_000);
+  t.equal(cached.cost, 200 * 2.5 + 800 * 1.25);
+  const odd = settlementCharge(chat, { inputTokens: 10, cachedInputTokens: 50, outputTokens: 0, imageUnits: 0, source: 'supplier' }, 'chat_completions', 10_000);
+  t.same([odd.counts.inputTokens, odd.counts.cachedInputTokens, odd.cost], [10, 10, 13], 'cached above input is held to the input');
+});
+
+t.test('counts are whole, non-negative and bounded', async (t) => {
+  t.equal(count(-5), 0);
+  t.equal(count(Number.NaN), 0);
+  t.equal(count(Number.POSITIVE_INFINITY), 0);
+  t.equal(count(3.9), 3);
+  t.equal(count(1e15), MAX_COUNTED);
+});

@@ -1,0 +1,60 @@
+// Request quotas on a fake clock: per-second and sliding per-minute limits,
+// exact Retry-After, refusals not counted.
+import t from 'tap';
+import { RequestQuota } from '../../src/billing/quota.js';
+
+const T0 = 1_700_000_000_000; // a whole second
+
+t.test('per second: the limit within one wall-clock second, Retry-After to the next', async (t) => {
+  const q = new RequestQuota(3, 1000);
+  for (let i = 0; i < 3; i++) t.equal(q.admit(T0 + 100 + i), null);
+  const r = q.admit(T0 + 200);
+  t.same(r, { window: 'per_second', limit: 3, retryAfterSeconds: 1 });
+  t.equal(q.admit(T0 + 999)?.window, 'per_second', 'still refused in the same second');
+  t.equal(q.admit(T0 + 1000), null, 'admitted at the next second');
+});
+
+t.test('per minute: sliding over the last 60 seconds; Retry-After is when the oldest seconds leave', async (t) => {
+  const q = new RequestQuota(100, 10);
+  // 4 at second 0, 3 at second 10, 3 at second 30: 10 in the window.
+  for (let i = 0; i < 4; i++) t.equal(q.admit(T0 + i), null);
+  for (let i = 0; i < 3; i++) t.equal(q.admit(T0 + 10_000 + i), null);
+  for (let i = 0; i < 3; i++) t.equal(q.admit(T0 + 30_000 + i), null);
+  // At second 45.5: full. The 4 of second 0 leave when second 60 begins: 14.5 s → 15.
+  const r = q.admit(T0 + 45_500);
+  t.same(r, { window: 'per_minute', limit: 10, retryAfterSeconds: 15 });
+  t.not(q.admit(T0 + 59_999), null, 'still full just before second 60');
+  t.equal(q.admit(T0 + 60_000), null, 'admitted when second 0 left the window');
+  t.equal(q.inWindow(Math.floor((T0 + 60_000) / 1000)), 7);
+});
+
+t.test('per minute: Retry-After walks past seconds until the count falls below the limit', async (t) => {
+  const q = new RequestQuota(100, 5);
+  t.equal(q.admit(T0), null); // second 0: 1
+  for (let i = 0; i < 4; i++) t.equal(q.admit(T0 + 5000 + i), null); // second 5: 4
+  // Dropping second 0 leaves 4 < 5: retry at second 60 from 20.0 → 40 s.
+  t.same(q.admit(T0 + 20_000), { window: 'per_minute', limit: 5, retryAfterSeconds: 40 });
+  const q2 = new RequestQuota(100, 5);
+  for (let i = 0; i < 5; i++) t.equal(q2.admit(T0 + 5000 + i), null); // all five in second 5
+  t.same(q2.admit(T0 + 20_000), { window: 'per_minute', limit: 5, retryAfterSeconds: 45 });
+});
+
+t.test('refusals do not count; both limits: the longer wait is given', async (t) => {
+  const q = new RequestQuota(2, 3);
+  t.equal(q.admit(T0), null);
+  t.equal(q.admit(T0 + 1), null);
+  for (let i = 0; i < 10; i++) t.equal(q.admit(T0 + 2 + i)?.window, 'per_second');
+  t.equal(q.admit(T0 + 1000), null, 'third admission in the minute');
+  const r = q.admit(T0 + 1500)!;
+  t.equal(r.window, 'per_minute');
+  t.equal(r.retryAfterSeconds, 59, 'until second 0 leaves: 58.5 → 59');
+  t.equal(q.inWindow(Math.floor((T0 + 1500) / 1000)), 3);
+});
+
+t.test('a whole minute later the window is empty again', async (t) => {
+  const q = new RequestQuota(1, 1);
+  t.equal(q.admit(T0), null);
+  t.not(q.admit(T0 + 30_000), null);
+  t.equal(q.admit(T0 + 60_000), null);
+  t.equal(q.admit(T0 + 3_600_000), null, 'an hour later, slots from long ago count nothing');
+});

@@ -1,0 +1,87 @@
+// An in-memory LedgerStore with the same semantics as the SQL one (entries
+// unique by id, balances moved only by inserted entries, writer tags
+// recognised on retry), plus switches to make writes fail or wait.
+import type { AccountRow, Entry } from '../../src/ledger/actor.js';
+import type { UsageRow } from '../../src/ledger/protocol.js';
+import type { LedgerStore, StoredCredit } from '../../src/ledger/store.js';
+
+interface StoredEntry extends Entry {
+  writer: string | null;
+}
+
+export class FakeStore implements LedgerStore {
+  readonly orgs = new Map<string, AccountRow>();
+  readonly entries = new Map<string, StoredEntry>();
+  readonly usage = new Map<string, UsageRow>();
+  writes = 0;
+  /** The next write fails: before applying ('connection'), after applying ('lost-answer'), or as bad data. */
+  failNext: 'connection' | 'lost-answer' | 'data' | null = null;
+  /** Rows whose request id is here are refused as bad data, alone or in a batch. */
+  readonly poison = new Set<string>();
+  /** While set, writes wait for it. */
+  gate: Promise<void> | null = null;
+
+  addOrg(id: string, balance: number, extra: Partial<AccountRow> = {}): void {
+    this.orgs.set(id, { balance, package: 0, packageExpiresAt: null, quotaPerSecond: null, quotaPerMinute: null, ...extra });
+  }
+
+  async loadAccount(orgId: string): Promise<AccountRow | null> {
+    const row = this.orgs.get(orgId);
+    return row === undefined ? null : { ...row };
+  }
+
+  async loadAccounts(orgIds: string[]): Promise<Map<string, AccountRow>> {
+    const out = new Map<string, AccountRow>();
+    for (const id of orgIds) {
+      const row = this.orgs.get(id);
+      if (row !== undefined) out.set(id, { ...row });
+    }
+    return out;
+  }
+
+  private insert(entries: Entry[], tags: Array<string | null>): Set<string> {
+    const stored = new Set<string>();
+    entries.forEach((e, i) => {
+      const prior = this.entries.get(e.id);
+      if (prior !== undefined) {
+        if (tags[i] !== null && prior.writer === tags[i]) stored.add(e.id);
+        return;
+      }
+      this.entries.set(e.id, { ...e, writer: tags[i] });
+      const org = this.orgs.get(e.orgId)!;
+      if (e.funding === 'balance') org.balance += e.amount;
+      else org.package += e.amount;
+      if (e.kind === 'credit' && e.expiresAt !== null) org.packageExpiresAt = Date.parse(e.expiresAt);
+      stored.add(e.id);
+    });
+    return stored;
+  }
+
+  async writeBatch(usage: UsageRow[], entries: Entry[], tags: string[]): Promise<Set<string>> {
+    this.writes++;
+    if (this.gate !== null) await this.gate;
+    const fail = this.failNext;
+    this.failNext = null;
+    if (fail === 'connection') throw new Error('connection terminated');
+    if (fail === 'data' || usage.some((u) => this.poison.has(u.requestId))) throw Object.assign(new Error('bad data'), { code: '22003' });
+    for (const u of usage) if (!this.usage.has(u.requestId)) this.usage.set(u.requestId, { ...u });
+    const stored = this.insert(entries, tags);
+    if (fail === 'lost-answer') throw new Error('connection lost after commit');
+    return stored;
+  }
+
+  async writeCredit(entries: Entry[]): Promise<StoredCredit | null> {
+    const credit = entries[entries.length - 1];
+    const prior = this.entries.get(credit.id);
+    if (prior !== undefined) return { amount: prior.amount, funding: prior.funding };
+    this.insert(entries, entries.map(() => null));
+    return null;
+  }
+
+  /** Sum of the journal for one organization and funding source. */
+  journalSum(orgId: string, funding: 'balance' | 'package' = 'balance'): number {
+    let sum = 0;
+    for (const e of this.entries.values()) if (e.orgId === orgId && e.funding === funding) sum += e.amount;
+    return sum;
+  }
+}

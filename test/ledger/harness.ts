@@ -1,0 +1,67 @@
+// The test side of test/fixtures/ledger-harness.ts: forks the harness (a real
+// cluster primary with real workers) with tap's TypeScript loader and sends
+// it operations.
+import { fork, type ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
+import type { Test } from 'tap';
+import { packageRoot } from '../../src/config/paths.js';
+import type { ReserveArgs, ReserveResult, SettleArgs } from '../fixtures/ledger-harness.js';
+
+export type { ReserveArgs, ReserveResult, SettleArgs };
+
+export interface HarnessOptions {
+  /** 'pglite' or a postgres:// URL. */
+  store: string;
+  workers: number;
+  env?: Record<string, string>;
+}
+
+export interface Harness {
+  pids: number[];
+  call<T = unknown>(op: string, args?: unknown): Promise<T>;
+  worker<T = unknown>(index: number, op: string, args?: unknown): Promise<T>;
+  close(): Promise<void>;
+}
+
+export async function startHarness(t: Test, opts: HarnessOptions): Promise<Harness> {
+  // Only tap's TypeScript loader: the harness and its workers run the sources as the tests do.
+  const execArgv = process.execArgv.filter((a) => a.includes('@tapjs/typescript'));
+  const env: Record<string, string> = { ...(process.env as Record<string, string>), HARNESS: JSON.stringify(opts) };
+  delete env.NODE_OPTIONS;
+  delete env.DATABASE_URL;
+  const child: ChildProcess = fork(join(packageRoot, 'test/fixtures/ledger-harness.ts'), [], { execArgv, env, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const waiting = new Map<number, { resolve: (v: any) => void; reject: (e: Error) => void }>();
+  let seq = 0;
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const pids = await new Promise<number[]>((resolve, reject) => {
+    child.on('message', (m: any) => {
+      if (m.ready) return resolve(m.pids);
+      const w = waiting.get(m.id);
+      if (w === undefined) return;
+      waiting.delete(m.id);
+      if (m.error !== undefined) w.reject(new Error(m.error));
+      else w.resolve(m.result);
+    });
+    child.once('exit', (code) => {
+      reject(new Error(`harness exited (${code}) before it was ready`));
+      for (const w of waiting.values()) w.reject(new Error('harness exited'));
+    });
+  });
+  const call = <T>(op: string, args?: unknown): Promise<T> =>
+    new Promise<T>((resolve, reject) => {
+      const id = ++seq;
+      waiting.set(id, { resolve, reject });
+      child.send({ id, op, args });
+    });
+  let closed = false;
+  const close = async (): Promise<void> => {
+    if (closed) return;
+    closed = true;
+    await call('close').catch(() => {});
+    const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+    await exited;
+    clearTimeout(timer);
+  };
+  t.teardown(close);
+  return { pids, call, worker: (index, op, args) => call('worker', { index, op, args }), close };
+}

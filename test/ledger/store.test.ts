@@ -1,0 +1,98 @@
+// The SQL of the ledger, on the real PostgreSQL and on embedded PGlite: one
+// statement moves the journal, the balances and the usage rows together; a
+// repeat inserts nothing; a retry recognises its own committed write.
+import { randomUUID } from 'node:crypto';
+import { rmSync } from 'node:fs';
+import t, { type Test } from 'tap';
+import type { Entry } from '../../src/ledger/actor.js';
+import { createOrganization, listUsage, readOrganization, updateOrganization } from '../../src/ledger/accounts.js';
+import { PgLedgerStore } from '../../src/ledger/store.js';
+import { openEmbeddedStore } from '../../src/store/embedded.js';
+import { migrate } from '../../src/store/migrate.js';
+import { createPool, type Pool } from '../../src/store/pool.js';
+import { tempDir } from '../helpers/gateway.js';
+import { testDatabase } from '../helpers/services.js';
+import { usage } from './helpers.js';
+
+const charge = (orgId: string, requestId: string, amount: number, funding: 'balance' | 'package' = 'balance'): Entry => ({
+  id: 'charge:' + requestId,
+  orgId,
+  kind: 'charge',
+  funding,
+  amount: -amount,
+  requestId,
+  expiresAt: null,
+  note: null,
+});
+
+async function suite(t: Test, pool: Pool): Promise<void> {
+  await migrate(pool);
+  const store = new PgLedgerStore(pool);
+  const orgId = randomUUID();
+  const org = await createOrganization(pool, orgId, 'Store test', 10_000_000);
+  t.equal(org.balance_micros, 10_000_000);
+  const opening = await pool.query('SELECT kind, amount_micros FROM ledger_entries WHERE org_id = $1', [orgId]);
+  t.same(opening.rows, [{ kind: 'opening', amount_micros: 10_000_000 }], 'the opening balance is a journal entry');
+
+  const row = (await store.loadAccount(orgId))!;
+  t.same(row, { balance: 10_000_000, package: 0, packageExpiresAt: null, quotaPerSecond: null, quotaPerMinute: null });
+  t.equal(await store.loadAccount(randomUUID()), null);
+  t.equal(await store.loadAccount('not-a-uuid'), null);
+
+  const rows = [usage('r1', 1500, 5000, 'balance', orgId), usage('r2', 0, 5000, 'balance', orgId), usage('r3', 2500, 5000, 'balance', orgId)];
+  const stored = await store.writeBatch(rows, [charge(orgId, 'r1', 1500), charge(orgId, 'r3', 2500)], ['t:1', 't:3']);
+  t.same([...stored].sort(), ['charge:r1', 'charge:r3']);
+  t.equal((await store.loadAccount(orgId))!.balance, 10_000_000 - 4000);
+
+  // A retry of the same write (its answer lost): recognised by its tags, nothing moves twice.
+  const again = await store.writeBatch(rows, [charge(orgId, 'r1', 1500), charge(orgId, 'r3', 2500)], ['t:1', 't:3']);
+  t.same([...again].sort(), ['charge:r1', 'charge:r3']);
+  // A genuine repeat (another write's tags): not stored, nothing moves.
+  const repeat = await store.writeBatch([usage('r1', 1500, 5000, 'balance', orgId)], [charge(orgId, 'r1', 1500)], ['t:99']);
+  t.same([...repeat], []);
+  t.equal((await store.loadAccount(orgId))!.balance, 10_000_000 - 4000);
+  const page = await listUsage(pool, orgId, 10);
+  t.equal(page.requests, 3);
+  t.equal(page.chargedMicros, 4000);
+  t.equal(page.rows.length, 3);
+  const sum = await pool.query('SELECT sum(amount_micros)::bigint AS s FROM ledger_entries WHERE org_id = $1', [orgId]);
+  t.equal(Number(sum.rows[0].s), 10_000_000 - 4000, 'balance = journal sum');
+
+  // A package credit with an expiry, then a replay of it.
+  const expires = new Date(Date.now() + 86_400_000).toISOString();
+  const credit: Entry = { id: `credit:${orgId}:k`, orgId, kind: 'credit', funding: 'package', amount: 7000, requestId: null, expiresAt: expires, note: 'trial' };
+  t.equal(await store.writeCredit([credit]), null);
+  const after = (await store.loadAccount(orgId))!;
+  t.equal(after.package, 7000);
+  t.equal(after.packageExpiresAt, Date.parse(expires));
+  t.same(await store.writeCredit([{ ...credit, amount: 1 }]), { amount: 7000, funding: 'package' }, 'a replay answers what the first credit was');
+  t.equal((await store.loadAccount(orgId))!.package, 7000);
+
+  // Name and quotas edit; money does not.
+  const edited = await updateOrganization(pool, orgId, { quotaPerSecond: 5, name: 'Renamed' });
+  t.equal(edited!.name, 'Renamed');
+  t.equal((await store.loadAccount(orgId))!.quotaPerSecond, 5);
+  t.equal((await readOrganization(pool, orgId))!.balance_micros, 10_000_000 - 4000);
+  const many = await store.loadAccounts([orgId, randomUUID()]);
+  t.equal(many.size, 1);
+}
+
+t.test('real PostgreSQL', async (t) => {
+  const url = await testDatabase(t);
+  if (url === null) return;
+  const pool = createPool(url, 2);
+  t.teardown(() => pool.end());
+  await suite(t, pool);
+});
+
+t.test('embedded PGlite over pglite-socket', async (t) => {
+  const dir = tempDir();
+  const embedded = await openEmbeddedStore(dir, 4);
+  const pool = createPool(embedded.url, 2);
+  t.teardown(async () => {
+    await pool.end();
+    await embedded.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  await suite(t, pool);
+});
