@@ -22,7 +22,7 @@ import { modelRoute } from '../pipeline/run.js';
 import { SupplierDispatcher } from '../suppliers/dispatch.js';
 import { chatCodec } from '../surfaces/chat/codec.js';
 import { modelsRoute } from '../surfaces/models/route.js';
-import { TokenCounter } from '../tokens/counter.js';
+import { OffloadPool } from '../offload/pool.js';
 import { WorkerChannel } from './ipc.js';
 import { workerMetrics } from './metrics.js';
 
@@ -69,8 +69,16 @@ export async function runWorker(config: Config): Promise<void> {
     logger,
     metrics,
   );
-  const tokens = new TokenCounter(config.pools.piscina_min_threads, config.pools.piscina_max_threads);
-  const pipeline: PipelineDeps = { authenticator: auth.authenticator, catalog, billing, suppliers, tokens, logger };
+  const offload = new OffloadPool(config.pools.piscina_min_threads, config.pools.piscina_max_threads);
+  const pipeline: PipelineDeps = {
+    authenticator: auth.authenticator,
+    catalog,
+    billing,
+    suppliers,
+    offload,
+    offloadBodyBytes: config.pools.offload_body_bytes,
+    logger,
+  };
 
   const routes: Route[] = [
     ...opsRoutes({ ready: () => catalog.ready, metricsText: workerMetrics(channel, metrics) }),
@@ -93,7 +101,7 @@ export async function runWorker(config: Config): Promise<void> {
       catalog.stop();
       auth.stop();
       await suppliers.close();
-      await tokens.close();
+      await offload.close();
       await ledger.close();
       await bus.close();
       await pool.end().catch(() => {});

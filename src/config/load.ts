@@ -24,6 +24,7 @@ export const ENV_SETTINGS: ReadonlyArray<readonly [string, string]> = [
   ['PG_POOL_MAX', 'pools.pg_max'],
   ['PISCINA_MIN_THREADS', 'pools.piscina_min_threads'],
   ['PISCINA_MAX_THREADS', 'pools.piscina_max_threads'],
+  ['OFFLOAD_BODY_BYTES', 'pools.offload_body_bytes'],
   ['BILLING_FLUSH_MS', 'billing.flush_ms'],
   ['HOLD_LEASE_MS', 'billing.hold_lease_ms'],
   ['QUOTA_PER_SECOND', 'billing.quota_per_second'],

@@ -22,7 +22,7 @@ export async function answerStream(call: ModelCall, upstream: UpstreamReply): Pr
     await settle(call, null, 'failed');
     throw upstream.statusCode >= 400 ? refusalFromSupplier(upstream.statusCode) : new GatewayError('upstream_error');
   }
-  const transcoder = call.surface.stream(call.info(), call.body);
+  const transcoder = call.surface.stream(call.info(), call.prepared!);
   const reader = new SseReader();
   const writer = new SseWriter(ctx);
   let broken = false;

@@ -4,7 +4,7 @@ import type { ApiKey } from '../auth/types.js';
 import type { Hold } from '../billing/types.js';
 import type { CatalogModel } from '../catalog/types.js';
 import type { RequestContext } from '../server/context.js';
-import type { CallInfo, Decoded, SurfaceCodec } from '../surfaces/surface.js';
+import type { CallInfo, Prepared, SurfaceCodec } from '../surfaces/surface.js';
 import type { PipelineDeps } from './deps.js';
 
 export class ModelCall {
@@ -12,7 +12,7 @@ export class ModelCall {
   readonly abort = new AbortController();
   readonly created = Math.floor(Date.now() / 1000);
   key: ApiKey | null = null;
-  decoded: Decoded | null = null;
+  prepared: Prepared | null = null;
   model: CatalogModel | null = null;
   hold: Hold | null = null;
   /** Name of the supplier that answered. */
@@ -29,11 +29,7 @@ export class ModelCall {
     ctx.onAbort = () => this.abort.abort();
   }
 
-  get body(): Record<string, any> {
-    return this.ctx.body as Record<string, any>;
-  }
-
   info(): CallInfo {
-    return { requestId: this.ctx.requestId, model: this.decoded!.model, created: this.created };
+    return { requestId: this.ctx.requestId, model: this.prepared!.decoded.model, created: this.created };
   }
 }

@@ -4,13 +4,15 @@ import type { Billing } from '../billing/types.js';
 import type { CatalogHolder } from '../catalog/holder.js';
 import type { Logger } from '../log/logger.js';
 import type { SupplierDispatcher } from '../suppliers/dispatch.js';
-import type { TokenCounter } from '../tokens/counter.js';
+import type { OffloadPool } from '../offload/pool.js';
 
 export interface PipelineDeps {
   authenticator: Authenticator;
   catalog: CatalogHolder;
   billing: Billing;
   suppliers: SupplierDispatcher;
-  tokens: TokenCounter;
+  offload: OffloadPool;
+  /** Bodies larger than this are parsed and prepared in the pool (pools.offload_body_bytes). */
+  offloadBodyBytes: number;
   logger: Logger;
 }

@@ -1,10 +1,10 @@
 // A model call, top to bottom, as the spec orders it:
-// parse (server) → authenticate → validate → resolve model → authorize scope
+// read body (server) → authenticate → parse and validate → resolve model → authorize scope
 // → admit and reserve → dispatch to a supplier (failover before the first
 // byte) → answer (unary or stream) → settle → log (server).
 import type { Route } from '../server/context.js';
 import type { SurfaceCodec } from '../surfaces/surface.js';
-import { authenticate, authorizeScope, reserve, resolveModel, validate } from './admit.js';
+import { authenticate, authorizeScope, prepare, reserve, resolveModel } from './admit.js';
 import { answerStream } from './answer-stream.js';
 import { answerUnary } from './answer-unary.js';
 import { ModelCall } from './call.js';
@@ -14,13 +14,13 @@ import { callSuppliers } from './upstream.js';
 
 export async function runModelCall(call: ModelCall): Promise<void> {
   await authenticate(call);
-  validate(call);
+  await prepare(call);
   resolveModel(call);
   authorizeScope(call);
   await reserve(call);
   try {
     const upstream = await callSuppliers(call);
-    if (call.decoded!.stream) await answerStream(call, upstream);
+    if (call.prepared!.decoded.stream) await answerStream(call, upstream);
     else await answerUnary(call, upstream);
   } finally {
     // Every path above settles; this catches the ones that threw first
@@ -38,6 +38,7 @@ export function modelRoute(surface: SurfaceCodec, deps: PipelineDeps): Route {
     surface: surface.protocol,
     envelope: surface.envelope,
     readsBody: true,
+    rawBody: true,
     handle: (ctx) => runModelCall(new ModelCall(ctx, surface, deps)),
   };
 }

@@ -5,7 +5,7 @@ import type { Metered, Outcome } from '../billing/types.js';
 import type { ModelCall } from './call.js';
 
 export async function localCount(call: ModelCall, producedText: string): Promise<Metered> {
-  const [inputTokens, outputTokens] = await call.deps.tokens.count([call.surface.inputText(call.body), producedText]);
+  const [inputTokens, outputTokens] = await call.deps.offload.countTokens([call.surface.inputText(call.prepared!), producedText]);
   return { inputTokens, cachedInputTokens: 0, outputTokens, imageUnits: 0, source: 'local' };
 }
 

@@ -12,7 +12,7 @@ export async function callSuppliers(call: ModelCall): Promise<UpstreamReply> {
   const reply = await call.deps.suppliers.send(
     call.surface.protocol,
     routes,
-    (route) => call.surface.upstreamBody(call.body, call.decoded!, route, model.maxOutputTokens),
+    (route) => call.surface.upstreamBody(call.prepared!, route, model.maxOutputTokens),
     call.abort.signal,
   );
   call.supplier = reply.route.supplier.name;

@@ -16,6 +16,12 @@ export interface Route {
   envelope: EnvelopeKind;
   /** Read and parse a JSON body before `handle`. */
   readsBody: boolean;
+  /**
+   * With readsBody: leave the body unparsed in ctx.rawBody (the handler
+   * decides where to parse it: model calls parse large bodies off the event
+   * loop, after authentication).
+   */
+  rawBody?: boolean;
   handle(ctx: RequestContext): void | Promise<void>;
 }
 
@@ -46,6 +52,8 @@ export class RequestContext {
   finished = false;
   status = 0;
   body: unknown = undefined;
+  /** The unparsed body, for routes with `rawBody`. */
+  rawBody: Buffer | null = null;
   /** Size of the request body as received. */
   bodyBytes = 0;
   /** Called once when the client goes away before the response is complete. */

@@ -86,6 +86,11 @@ export class HttpServer implements RequestSink {
         return;
       }
       ctx.bodyBytes = body.length;
+      if (route.rawBody === true) {
+        ctx.rawBody = body;
+        this.run(ctx);
+        return;
+      }
       try {
         ctx.body = JSON.parse(body.toString('utf8'));
       } catch {

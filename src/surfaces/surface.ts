@@ -17,6 +17,27 @@ export interface Decoded {
   bound: Bound;
 }
 
+/**
+ * A request made ready for the pipeline. Plain data only: it is computed
+ * where the body was parsed — inline for small bodies, in the worker-thread
+ * pool for large ones — and crosses threads by structured clone.
+ */
+export interface Prepared {
+  decoded: Decoded;
+  /**
+   * The upstream body, serialized once per request, without the members the
+   * gateway sets per route (the model, and whatever the surface adds): JSON
+   * text of an object. upstreamBody() only prepends to it, so a failover
+   * attempt or a large body never costs a second serialization.
+   */
+  rest: string;
+  /** Small surface-specific facts for upstreamBody() and the transcoder (e.g. include_usage). */
+  meta: Record<string, boolean>;
+}
+
+/** Result of preparing a body in the pool: the prepared request, or the refusal to send. */
+export type PrepareResult = { ok: true; prepared: Prepared } | { ok: false; code: 'invalid_json' | 'invalid_request'; param: string | null };
+
 /** Identity of one call, for re-encoding replies as the gateway's own. */
 export interface CallInfo {
   requestId: string;
@@ -59,18 +80,20 @@ export interface SurfaceCodec {
   readonly carrier: Carrier;
   readonly modality: ModalityCode;
   /**
-   * Validates the parsed body; throws GatewayError('invalid_request', {param}).
-   * `bodyBytes` is the request's size, the cheap upper bound of its input
-   * tokens (a token covers at least one byte).
+   * Validates the parsed body and prepares it; throws
+   * GatewayError('invalid_request', {param}). A pure function of the body
+   * (no catalog, no I/O), so the pool can run it too. `bodyBytes` is the
+   * request's size, the cheap upper bound of its input tokens (a token covers
+   * at least one byte).
    */
-  decode(body: unknown, bodyBytes: number): Decoded;
+  prepare(body: unknown, bodyBytes: number): Prepared;
   /**
    * The JSON text sent to one supplier route: the caller's body with only what
    * must change. `maxOutputTokens` is the model's own ceiling, if known.
    */
-  upstreamBody(body: Record<string, unknown>, decoded: Decoded, route: CatalogRoute, maxOutputTokens: number | null): string;
-  /** Text of the request, for a local input count when the supplier reports no usage. */
-  inputText(body: Record<string, unknown>): string;
+  upstreamBody(prepared: Prepared, route: CatalogRoute, maxOutputTokens: number | null): string;
+  /** Text of the request, for a local input count when the supplier reports no usage (rare: may re-parse). */
+  inputText(prepared: Prepared): string;
   unary(upstream: unknown, call: CallInfo): UnaryResult;
-  stream(call: CallInfo, body: Record<string, any>): StreamTranscoder;
+  stream(call: CallInfo, prepared: Prepared): StreamTranscoder;
 }

@@ -3,7 +3,7 @@
 import { connect } from 'node:net';
 import t from 'tap';
 import { startGateway } from '../helpers/gateway.js';
-import { ADMIN_TOKEN } from '../helpers/provision.js';
+import { ADMIN_TOKEN, provision } from '../helpers/provision.js';
 import { testDatabase } from '../helpers/services.js';
 
 const db = await testDatabase(t);
@@ -59,7 +59,10 @@ if (db !== null) {
   });
 
   t.test('invalid JSON: 400 invalid_json in the chat envelope and the REST envelope', async (t) => {
-    const res = await post(chat, '{"model": ');
+    const { key } = await provision(gw.url);
+    const unauthenticated = await post(chat, '{"model": ');
+    t.equal(unauthenticated.status, 401, 'a model call is authenticated before its body is parsed');
+    const res = await post(chat, '{"model": ', { 'content-type': 'application/json', authorization: `Bearer ${key}` });
     t.equal(res.status, 400);
     const body: any = await res.json();
     t.equal(body.error.code, 'invalid_json');
@@ -73,6 +76,23 @@ if (db !== null) {
     const rb: any = await rest.json();
     t.equal(rb.error.code, 'invalid_json');
     t.equal(rb.error.version, '2026-11-01');
+  });
+
+  t.test('large bodies are parsed and validated in the worker-thread pool, with the same answers', async (t) => {
+    const { key } = await provision(gw.url);
+    const auth = { 'content-type': 'application/json', authorization: `Bearer ${key}` };
+    const big = 'lorem '.repeat(8000); // ~48 KB: over OFFLOAD_BODY_BYTES (16 KB), under MAX_BODY_BYTES (64 KB)
+    const ok = await post(chat, JSON.stringify({ model: 'nw-swift-1', messages: [{ role: 'user', content: big + ' [sim:words=3]' }] }), auth);
+    t.equal(ok.status, 200);
+    const reply: any = await ok.json();
+    t.equal(reply.model, 'nw-swift-1');
+    t.ok(reply.usage.prompt_tokens > 8000, 'the supplier saw the whole body');
+    const bad = await post(chat, JSON.stringify({ model: 'nw-swift-1', stop: 'END', messages: [{ role: 'user', content: big }] }), auth);
+    t.equal(bad.status, 400);
+    t.equal(((await bad.json()) as any).error.param, 'stop');
+    const broken = await post(chat, '{"model":"nw-swift-1","messages":[' + '"x",'.repeat(9000), auth);
+    t.equal(broken.status, 400);
+    t.equal(((await broken.json()) as any).error.code, 'invalid_json');
   });
 
   t.test('POST without Content-Type: application/json → 415', async (t) => {

@@ -4,7 +4,15 @@
 import type { Metered, Outcome } from '../../billing/types.js';
 import type { SseEvent } from '../../suppliers/sse-reader.js';
 import type { CallInfo, StreamTranscoder } from '../surface.js';
-import { normalizeFinish } from './codec.js';
+
+const FINISH_REASONS = new Set(['stop', 'length', 'tool_calls', 'content_filter']);
+
+/** The spec's four finish reasons; the deprecated function_call is a tool call. */
+export function normalizeFinish(reason: unknown): string | null {
+  if (reason === null || reason === undefined) return null;
+  if (reason === 'function_call') return 'tool_calls';
+  return FINISH_REASONS.has(reason as string) ? (reason as string) : 'stop';
+}
 
 export function meteredFromUsage(u: Record<string, any>): Metered {
   return {

@@ -9,7 +9,7 @@ const route = { upstreamModel: 'up-model', priority: 1, supplier: {} } as unknow
 /** null when accepted; the refusal's param (or '(body)' when it names none) when refused. */
 function refusedParam(body: unknown): string | null {
   try {
-    chatCodec.decode(body, 100);
+    chatCodec.prepare(body, 100);
     return null;
   } catch (err) {
     if (!(err instanceof GatewayError) || err.code !== 'invalid_request') throw err;
@@ -18,11 +18,11 @@ function refusedParam(body: unknown): string | null {
 }
 
 t.test('bound: the default ceiling of 32768 when neither is stated; n multiplies; input from body size', async (t) => {
-  const d = chatCodec.decode({ model: 'm', messages: msgs }, 321);
+  const d = chatCodec.prepare({ model: 'm', messages: msgs }, 321).decoded;
   t.same(d.bound, { inputTokens: 321, outputTokens: DEFAULT_CEILING, imageUnits: 0 });
   t.equal(DEFAULT_CEILING, 32768);
-  t.equal(chatCodec.decode({ model: 'm', messages: msgs, max_tokens: 100, n: 3 }, 1).bound.outputTokens, 300);
-  t.equal(chatCodec.decode({ model: 'm', messages: msgs, max_completion_tokens: 50 }, 1).bound.outputTokens, 50);
+  t.equal(chatCodec.prepare({ model: 'm', messages: msgs, max_tokens: 100, n: 3 }, 1).decoded.bound.outputTokens, 300);
+  t.equal(chatCodec.prepare({ model: 'm', messages: msgs, max_completion_tokens: 50 }, 1).decoded.bound.outputTokens, 50);
 });
 
 t.test('both ceilings: equal is accepted, different is refused', async (t) => {
@@ -59,8 +59,7 @@ t.test('upstream body: only what must change', async (t) => {
     temperature: 0.5,
     max_tokens: 10,
   };
-  const decoded = chatCodec.decode(raw, 10);
-  const up = JSON.parse(chatCodec.upstreamBody(raw, decoded, route, 16384));
+  const up = JSON.parse(chatCodec.upstreamBody(chatCodec.prepare(raw, 10), route, 16384));
   t.equal(up.model, 'up-model', 'upstream model name');
   t.notOk('reasoning_effort' in up, 'reasoning_effort accepted and not carried');
   t.notOk('cache_control' in up.messages[0], 'cache_control accepted and not carried');
@@ -70,7 +69,27 @@ t.test('upstream body: only what must change', async (t) => {
   t.equal(raw.messages[0].cache_control?.type, 'ephemeral', "the caller's object is not mutated");
 
   const bare = { model: 'swift', messages: msgs, stream: true };
-  const upStream = JSON.parse(chatCodec.upstreamBody(bare, chatCodec.decode(bare, 10), route, 16384));
+  const upStream = JSON.parse(chatCodec.upstreamBody(chatCodec.prepare(bare, 10), route, 16384));
   t.equal(upStream.max_completion_tokens, 16384, 'the reserved ceiling holds upstream, within the model max');
   t.same(upStream.stream_options, { include_usage: true }, 'usage always asked for, for settlement');
+
+  const asked = { model: 'swift', messages: msgs, stream: true, stream_options: { include_usage: true } };
+  t.equal(chatCodec.prepare(asked, 10).meta.includeUsage, true, "the caller's include_usage is remembered for the reply");
+  t.equal(chatCodec.prepare(bare, 10).meta.includeUsage, false);
+  const once = JSON.parse(chatCodec.upstreamBody(chatCodec.prepare(asked, 10), route, null));
+  t.same(Object.keys(once).filter((k) => k === 'stream_options'), ['stream_options'], 'stream_options appears once');
+});
+
+t.test('the pool preparer gives the same result as inline preparation', async (t) => {
+  const { default: prepareRequest } = await import('../../../workers/prepare-request.js');
+  const raw = { model: 'swift', messages: [{ role: 'user', content: 'x'.repeat(50_000) }], temperature: 1 };
+  const bytes = Buffer.from(JSON.stringify(raw));
+  const pooled = prepareRequest({ protocol: 'chat_completions', body: new Uint8Array(bytes) });
+  t.same(pooled, { ok: true, prepared: chatCodec.prepare(raw, bytes.length) });
+  t.same(prepareRequest({ protocol: 'chat_completions', body: new Uint8Array(Buffer.from('{"model":')) }), { ok: false, code: 'invalid_json', param: null });
+  t.same(prepareRequest({ protocol: 'chat_completions', body: new Uint8Array(Buffer.from('{"model":"m","messages":[],"stop":"x"}')) }), {
+    ok: false,
+    code: 'invalid_request',
+    param: 'messages',
+  });
 });
