@@ -3,7 +3,15 @@
 // console routes are not registered at all, so every path answers 404.
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { GatewayError } from '../errors/gateway-error.js';
-import type { RequestContext } from '../server/context.js';
+import type { RequestContext, Route } from '../server/context.js';
+import { sendJson } from '../server/respond.js';
+
+type Headers = ReadonlyArray<readonly [string, string]>;
+
+/** Console answers name credentials and money: never cacheable. */
+export const NO_STORE: Headers = [['Cache-Control', 'no-store']];
+/** An Idempotency-Key repeat answered from the first creation. */
+export const REPLAYED: Headers = [...NO_STORE, ['Idempotent-Replayed', 'true']];
 
 function digest(text: string): Buffer {
   return createHash('sha256').update(text).digest();
@@ -16,5 +24,28 @@ export function adminCheck(adminToken: string): (ctx: RequestContext) => void {
     const presented = header.startsWith('Bearer ') ? header.slice(7) : '';
     // Hashing both sides makes the comparison length-independent.
     if (!timingSafeEqual(digest(presented), expected)) throw new GatewayError('invalid_api_key');
+  };
+}
+
+/** How console routes are built: every one checks the admin token first and answers in the REST envelope. */
+export function consoleRouteKit(adminToken: string) {
+  const admin = adminCheck(adminToken);
+  return {
+    route(method: Route['method'], path: string, readsBody: boolean, fn: (ctx: RequestContext) => Promise<void>): Route {
+      return {
+        method,
+        path,
+        surface: 'console',
+        envelope: 'rest',
+        readsBody,
+        async handle(ctx) {
+          admin(ctx);
+          await fn(ctx);
+        },
+      };
+    },
+    answer(ctx: RequestContext, status: number, body: unknown, headers: Headers = NO_STORE): void {
+      sendJson(ctx, status, JSON.stringify(body), headers);
+    },
   };
 }

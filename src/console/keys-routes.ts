@@ -4,10 +4,9 @@
 // secret, all name credentials).
 import type { ChangeBus } from '../bus/bus.js';
 import { consoleKey } from '../auth/key-view.js';
-import type { RequestContext, Route } from '../server/context.js';
-import { sendJson } from '../server/respond.js';
+import type { Route } from '../server/context.js';
 import type { Pool } from '../store/pool.js';
-import { adminCheck } from './admin.js';
+import { consoleRouteKit, REPLAYED } from './admin.js';
 import { KeyService } from './key-service.js';
 
 export interface KeyConsoleDeps {
@@ -22,27 +21,13 @@ export interface KeyConsoleDeps {
   catchUp(): Promise<void>;
 }
 
-const NO_STORE: ReadonlyArray<readonly [string, string]> = [['Cache-Control', 'no-store']];
-const REPLAYED: ReadonlyArray<readonly [string, string]> = [...NO_STORE, ['Idempotent-Replayed', 'true']];
 
 export function keyConsoleRoutes(deps: KeyConsoleDeps): Route[] {
-  const admin = adminCheck(deps.adminToken);
+  const { route, answer } = consoleRouteKit(deps.adminToken);
   const keys = new KeyService(deps.pool, async (keyId) => {
     await deps.bus.publish('keys', keyId);
     await deps.catchUp();
   });
-  const route = (method: Route['method'], path: string, readsBody: boolean, fn: (ctx: RequestContext) => Promise<void>): Route => ({
-    method,
-    path,
-    surface: 'console',
-    envelope: 'rest',
-    readsBody,
-    async handle(ctx) {
-      admin(ctx);
-      await fn(ctx);
-    },
-  });
-  const answer = (ctx: RequestContext, status: number, body: unknown, headers = NO_STORE): void => sendJson(ctx, status, JSON.stringify(body), headers);
 
   return [
     route('post', '/console/v1/organizations/:org_id/keys', true, async (ctx) => {

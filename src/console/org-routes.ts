@@ -10,9 +10,8 @@ import { createOrganization, listUsage, readOrganization, updateOrganization, ty
 import type { AccountView, LedgerClient } from '../ledger/protocol.js';
 import { isUuid } from '../ledger/store.js';
 import type { RequestContext, Route } from '../server/context.js';
-import { sendJson } from '../server/respond.js';
 import type { Pool } from '../store/pool.js';
-import { adminCheck } from './admin.js';
+import { consoleRouteKit, REPLAYED } from './admin.js';
 import { parseOrganizationInput } from './org-store.js';
 
 export interface OrgConsoleDeps {
@@ -24,8 +23,6 @@ export interface OrgConsoleDeps {
 /** Newest usage rows per answer (the console has no query string yet to page with). */
 const USAGE_PAGE = 100;
 const MAX_IDEMPOTENCY_KEY = 200;
-const NO_STORE: ReadonlyArray<readonly [string, string]> = [['Cache-Control', 'no-store']];
-const REPLAYED: ReadonlyArray<readonly [string, string]> = [...NO_STORE, ['Idempotent-Replayed', 'true']];
 
 export function organizationMoneyView(row: OrganizationRow, a: AccountView): Record<string, unknown> {
   return {
@@ -83,19 +80,7 @@ function viaLedger<T>(p: Promise<T>): Promise<T> {
 }
 
 export function orgConsoleRoutes(deps: OrgConsoleDeps): Route[] {
-  const admin = adminCheck(deps.adminToken);
-  const route = (method: Route['method'], path: string, readsBody: boolean, fn: (ctx: RequestContext) => Promise<void>): Route => ({
-    method,
-    path,
-    surface: 'console',
-    envelope: 'rest',
-    readsBody,
-    async handle(ctx) {
-      admin(ctx);
-      await fn(ctx);
-    },
-  });
-  const answer = (ctx: RequestContext, status: number, body: unknown, headers = NO_STORE): void => sendJson(ctx, status, JSON.stringify(body), headers);
+  const { route, answer } = consoleRouteKit(deps.adminToken);
 
   const organization = async (ctx: RequestContext): Promise<OrganizationRow> => {
     const orgId = ctx.params[0];
