@@ -1,6 +1,6 @@
 // What a `tollgate` subcommand is, and what it is given to run. Commands are
 // listed in cli/commands.ts (the one registration point).
-import type { KeyNotifier } from '../key-service.js';
+import type { Topic } from '../../bus/bus.js';
 import type { Pool } from '../../store/pool.js';
 
 export interface OptionSpec {
@@ -15,8 +15,12 @@ export type OptionValues = Record<string, string | boolean | undefined>;
 /** The store a command works on; opened only when a command asks for it. */
 export interface CliStore {
   pool: Pool;
-  /** Key change notification, where a bus is reachable (DATABASE_URL); workers also poll the change log. */
-  notify: KeyNotifier;
+  /**
+   * Change notification, where a bus is reachable (DATABASE_URL: LISTEN/NOTIFY
+   * reaches every instance); null otherwise. Workers also poll the key change
+   * log and the catalog revision, so nothing is lost without it.
+   */
+  publish: ((topic: Topic, payload: string) => Promise<void>) | null;
   /** Where the store is, for messages. */
   where: string;
   close(): Promise<void>;

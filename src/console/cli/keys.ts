@@ -47,7 +47,8 @@ function describe(view: Record<string, unknown>): string {
 
 async function service(ctx: CliContext): Promise<KeyService> {
   const store = await ctx.store();
-  return new KeyService(store.pool, store.notify);
+  const publish = store.publish;
+  return new KeyService(store.pool, publish === null ? null : (keyId) => publish('keys', keyId));
 }
 
 function show(ctx: CliContext, row: KeyRow, json: boolean): void {

@@ -19,13 +19,13 @@ export async function openCliStore(config: Config): Promise<CliStore> {
     const pool = createPool(config.database_url, 2);
     // NOTIFY reaches every gateway instance on this database at once; their change-log poll is the fallback.
     const bus = new PgBus(config.database_url, pool, createLogger('silent', 'cli'));
-    return { pool, notify: (keyId) => bus.publish('keys', keyId), where: 'DATABASE_URL', close: () => pool.end() };
+    return { pool, publish: (topic, payload) => bus.publish(topic, payload), where: 'DATABASE_URL', close: () => pool.end() };
   }
   const running = readStoreFile(config.data_dir);
   if (running !== null) {
     // The gateway's workers learn of our edits from the change log they poll (the cluster's IPC bus is not reachable from here).
     const pool = createPool(running.url, 2);
-    return { pool, notify: null, where: `the store of the gateway running on ${config.data_dir} (pid ${running.pid})`, close: () => pool.end() };
+    return { pool, publish: null, where: `the store of the gateway running on ${config.data_dir} (pid ${running.pid})`, close: () => pool.end() };
   }
   // Never create a store here: from the wrong directory, `./data` would be a
   // new, empty store and the operator's edits would silently go nowhere.
@@ -48,7 +48,7 @@ export async function openCliStore(config: Config): Promise<CliStore> {
   }
   return {
     pool,
-    notify: null,
+    publish: null,
     where: `the data directory ${config.data_dir}`,
     async close() {
       await pool.end().catch(() => {});

@@ -1,0 +1,51 @@
+// `tollgate catalog apply|show`: how an operator adds suppliers (real
+// vendors, OpenAI-compatible servers) and models, and publishes them.
+import { readFileSync } from 'node:fs';
+import { applyCatalog, parseCatalogFile } from '../../catalog/apply.js';
+import { currentRevision } from '../../catalog/load.js';
+import { inTransaction } from '../../store/pool.js';
+import { printJson, table, UsageError, type Command } from './command.js';
+
+export const catalogCommands: Command[] = [
+  {
+    path: ['catalog', 'apply'],
+    args: '<file.json>',
+    summary: 'add or update vendors, suppliers and models from a catalog file, and publish a revision',
+    options: { note: { type: 'string', help: 'why, recorded with the revision' } },
+    async run(positionals, values, ctx) {
+      const [path] = positionals;
+      if (path === undefined) throw new UsageError('name the catalog file: tollgate catalog apply <file.json>');
+      const file = parseCatalogFile(readFileSync(path, 'utf8'));
+      const store = await ctx.store();
+      const note = typeof values.note === 'string' ? values.note : `tollgate catalog apply ${path}`;
+      const revision = await inTransaction(store.pool, (db) => applyCatalog(db, file, note));
+      await store.publish?.('catalog', String(revision)).catch(() => {});
+      ctx.out(
+        `Published catalog revision ${revision}: ${file.vendors?.length ?? 0} vendors, ${file.suppliers?.length ?? 0} suppliers, ` +
+          `${file.models?.length ?? 0} models. Running gateways load it within catalog.refresh_ms.\n`,
+      );
+    },
+  },
+  {
+    path: ['catalog', 'show'],
+    args: '',
+    summary: 'show the published revision, the suppliers and the models with their routes',
+    options: { json: { type: 'boolean', help: 'print as JSON' } },
+    async run(_positionals, values, ctx) {
+      const { pool } = await ctx.store();
+      const revision = await currentRevision(pool);
+      const suppliers = (await pool.query('SELECT name, wire_protocol, base_url, credential_env, protocols, active FROM suppliers ORDER BY name')).rows;
+      const routes = (
+        await pool.query(
+          `SELECT m.canonical_name AS model, r.protocol_code AS protocol, s.name AS supplier, r.upstream_model, r.priority, (r.active AND s.active AND m.active) AS active
+             FROM routes r JOIN models m USING (model_id) JOIN suppliers s ON s.id = r.supplier_id ORDER BY m.canonical_name, r.protocol_code, r.priority`,
+        )
+      ).rows;
+      if (values.json === true) return printJson(ctx, { revision, suppliers, routes });
+      ctx.out(`Catalog revision ${revision}\n\nSuppliers\n`);
+      ctx.out(table(['name', 'wire', 'base url', 'credential env', 'protocols', 'active'], suppliers.map((s) => [s.name, s.wire_protocol, s.base_url, s.credential_env ?? '-', s.protocols.join(','), String(s.active)])));
+      ctx.out('\nRoutes\n');
+      ctx.out(table(['model', 'protocol', 'supplier', 'upstream model', 'priority', 'active'], routes.map((r) => [r.model, r.protocol, r.supplier, r.upstream_model, String(r.priority), String(r.active)])));
+    },
+  },
+];
