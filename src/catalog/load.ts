@@ -28,6 +28,7 @@ export async function loadCatalog(pool: Pool, simulatorUrl: string | null): Prom
         )
       ).rows,
       prices: (await client.query('SELECT * FROM prices')).rows,
+      typical: (await client.query('SELECT * FROM model_typical_requests')).rows,
     };
     await client.query('COMMIT');
     return buildSnapshot(revision, rows, simulatorUrl);

@@ -3,6 +3,7 @@
 // revision. Protocol and modality support is the exact intersection of the
 // model's declared enabled capabilities and its routable supplier routes.
 import { createHash } from 'node:crypto';
+import { formatMoney } from '../billing/money.js';
 import type { Capability, CatalogModel, ModalityCode, Price, ProtocolCode, Route, Supplier, Vendor } from './types.js';
 
 export interface CatalogRows {
@@ -11,6 +12,8 @@ export interface CatalogRows {
   capabilities: Array<Record<string, any>>;
   routes: Array<Record<string, any>>;
   prices: Array<Record<string, any>>;
+  /** model_typical_requests rows (catalog/typical.ts). */
+  typical: Array<Record<string, any>>;
 }
 
 export interface CatalogSnapshot {
@@ -59,7 +62,24 @@ export function renderList(revision: number, loadedAt: string, stale: boolean, d
   return { body, etag };
 }
 
-function publicModel(m: Record<string, any>, model: CatalogModel, caps: Capability[], supplierCount: number): Record<string, unknown> {
+/** CatalogTypicalRequest: the average spend of one finished request, as a decimal string like all money. */
+function typicalRequest(t: Record<string, any>): Record<string, unknown> {
+  return {
+    average_input_tokens: t.average_input_tokens,
+    average_output_tokens: t.average_output_tokens,
+    average_spend: formatMoney(t.average_charged_micros),
+    requests: t.requests,
+    window_days: t.window_days,
+  };
+}
+
+function publicModel(
+  m: Record<string, any>,
+  model: CatalogModel,
+  caps: Capability[],
+  supplierCount: number,
+  typical: Record<string, any> | undefined,
+): Record<string, unknown> {
   const out: Record<string, unknown> = {
     aliases: m.aliases,
     banner_seed: m.banner_seed,
@@ -83,6 +103,7 @@ function publicModel(m: Record<string, any>, model: CatalogModel, caps: Capabili
   if (m.released_on !== null) out.released_on = m.released_on;
   if (m.showcase_position !== null) out.showcase_position = m.showcase_position;
   out.supplier_count = supplierCount;
+  if (typical !== undefined) out.typical_request = typicalRequest(typical);
   out.vendor = { code: model.vendor.code, display_name_en: model.vendor.display_name_en, display_name_ru: model.vendor.display_name_ru, id: model.vendor.id };
   return out;
 }
@@ -92,6 +113,7 @@ export function buildSnapshot(revision: number, rows: CatalogRows, simulatorUrl:
   const capsByModel = groupBy(rows.capabilities, (r) => r.model_id as string);
   const routesByModel = groupBy(rows.routes, (r) => r.model_id as string);
   const prices = new Map(rows.prices.map((p) => [p.model_id as string, p]));
+  const typical = new Map(rows.typical.map((t) => [t.model_id as string, t]));
   const suppliers = new Map<string, Supplier>();
   const supplierOf = (r: Record<string, any>): Supplier => {
     let s = suppliers.get(r.supplier_id);
@@ -148,7 +170,7 @@ export function buildSnapshot(revision: number, rows: CatalogRows, simulatorUrl:
     };
     const servingSuppliers = new Set<string>();
     for (const { routes: rs } of protocols.values()) for (const r of rs) servingSuppliers.add(r.supplier.id);
-    publicModels.push(publicModel(m, model, caps, servingSuppliers.size));
+    publicModels.push(publicModel(m, model, caps, servingSuppliers.size, typical.get(m.model_id)));
     byName.set(model.canonicalName, model);
   }
   // Aliases never shadow a canonical name; the first model (in showcase order) keeps a shared alias.

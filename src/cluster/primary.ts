@@ -8,6 +8,7 @@ import type { ChangeBus } from '../bus/bus.js';
 import { PrimaryIpcBus } from '../bus/ipc-bus.js';
 import { PgBus } from '../bus/pg-bus.js';
 import { seedDemoCatalog } from '../catalog/seed.js';
+import { scheduleTypicalRequests } from '../catalog/typical.js';
 import { createDemoOrganization, demoBanner } from '../console/demo.js';
 import type { Config } from '../config/types.js';
 import { startLedgerHost } from '../ledger/index.js';
@@ -59,6 +60,7 @@ export async function runPrimary(config: Config): Promise<void> {
     bus = new PrimaryIpcBus(channel);
   }
   serveMetricsFromPrimary(channel, new Metrics('primary'));
+  const stopTypical = scheduleTypicalRequests(pool, bus, config.catalog.typical_refresh_ms, config.catalog.typical_window_days, logger);
   // The organizations' ledger actors live here (embedded host); workers reach them over IPC.
   const ledgerHost = startLedgerHost(config, { pool, channel, bus, logger });
 
@@ -111,6 +113,7 @@ export async function runPrimary(config: Config): Promise<void> {
     }
     // After the workers: their last settlements are in; write what is queued before the store closes.
     await ledgerHost.close();
+    stopTypical();
     await bus.close();
     await simulator?.close();
     await pool.end().catch(() => {});

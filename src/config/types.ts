@@ -20,7 +20,7 @@ export interface Config {
     /** Decimal string, e.g. "25.00". */
     demo_balance: string;
   };
-  catalog: { refresh_ms: number; seed_demo: boolean };
+  catalog: { refresh_ms: number; seed_demo: boolean; typical_refresh_ms: number; typical_window_days: number };
   simulator: { enabled: boolean; url: string | null; port: number; instances: string[] };
   suppliers: {
     connect_timeout_ms: number;

@@ -3,6 +3,7 @@
 import catalog from './001-catalog.js';
 import organizationsKeys from './002-organizations-keys.js';
 import billing from './003-billing.js';
+import typicalRequests from './004-typical-requests.js';
 
 export interface Migration {
   id: number;
@@ -10,4 +11,4 @@ export interface Migration {
   sql: string;
 }
 
-export const MIGRATIONS: Migration[] = [catalog, organizationsKeys, billing];
+export const MIGRATIONS: Migration[] = [catalog, organizationsKeys, billing, typicalRequests];
