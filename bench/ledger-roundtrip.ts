@@ -1,11 +1,14 @@
-// Microbenchmark: reserve + settle round trips through the embedded ledger
-// host over real cluster IPC, as a worker's Billing makes them.
+// Microbenchmark: reserve + settle round trips through the ledger hosts, as a
+// worker's Billing makes them: the embedded host over real cluster IPC and,
+// in the same run, the Redis-streams host.
 //
 //   npx tsc -p . && node dist/bench/ledger-roundtrip.js [--workers 2] [--calls 5000] [--inflight 64] [--out file.json]
-//   BENCH_DATABASE_URL=postgres://... to use a real PostgreSQL instead of a temporary PGlite.
+//   BENCH_DATABASE_URL=postgres://... to use a real PostgreSQL instead of a temporary PGlite (the bench
+//     works in a database of its own on that server, dropped at the end). The Redis host needs it.
+//   BENCH_REDIS_URL (default redis://127.0.0.1:6379): the Redis host's phases run when it answers.
 //
-// Per flush_ms setting (100, the default, and 0, durable before the answer):
-//   - IPC floor: an empty request/reply between a worker and the primary;
+// Per host and flush_ms setting (100, the default, and 0, durable before the answer):
+//   - floor: an empty request/reply between a worker and the primary (embedded), a PING to Redis (redis);
 //   - one at a time: reserve, settle, and the pair, median and p99 in µs;
 //   - in flight: every worker keeps --inflight pairs going; pairs per second over all workers.
 // One organization for all calls: every command goes through the same actor, the worst case for serialization.
@@ -27,6 +30,8 @@ import { createLogger } from '../src/log/logger.js';
 import { openEmbeddedStore } from '../src/store/embedded.js';
 import { migrate } from '../src/store/migrate.js';
 import { createPool } from '../src/store/pool.js';
+import { Redis } from 'ioredis';
+import pg from 'pg';
 
 const { values: args } = parseArgs({
   options: { workers: { type: 'string', default: '2' }, calls: { type: 'string', default: '5000' }, inflight: { type: 'string', default: '64' }, out: { type: 'string' } },
@@ -35,6 +40,8 @@ const WORKERS = Number(args.workers);
 const CALLS = Number(args.calls);
 const INFLIGHT = Number(args.inflight);
 const logger = createLogger('warn', cluster.isPrimary ? 'bench' : 'bench-worker');
+const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
+type HostKind = 'embedded' | 'redis';
 
 interface Dist {
   median: number;
@@ -50,8 +57,12 @@ const micros = (from: bigint): number => Number(process.hrtime.bigint() - from) 
 async function worker(): Promise<void> {
   const channel = new WorkerChannel();
   const orgId = process.env.BENCH_ORG!;
-  const config = loadConfig({ LOG_LEVEL: 'warn', BILLING_FLUSH_MS: process.env.BENCH_FLUSH_MS });
+  const redisStore = process.env.BENCH_REDIS_STORE;
+  const config = loadConfig({ LOG_LEVEL: 'warn', BILLING_FLUSH_MS: process.env.BENCH_FLUSH_MS, ...(redisStore ? { REDIS_URL, DATABASE_URL: redisStore } : {}) });
   const ledger = connectLedger(config, channel);
+  // The floor under each host: what one of its round trips costs with no ledger work at all.
+  const redis = redisStore ? new Redis(REDIS_URL) : null;
+  const floor = redis !== null ? () => redis.ping() : () => channel.request('bench:ping');
   const billing = createBilling({ ledger, logger });
   const key: ApiKey = { id: randomUUID(), orgId, name: 'bench', prefix: 'x', last4: 'x', version: 1, scope: null, binding: 'organization', funding: 'balance', expiresAt: null };
   const model = {
@@ -72,7 +83,7 @@ async function worker(): Promise<void> {
     const both: number[] = [];
     for (let i = 0; i < CALLS + 500; i++) {
       const t0 = process.hrtime.bigint();
-      await channel.request('bench:ping');
+      await floor();
       const p = micros(t0);
       const t1 = process.hrtime.bigint();
       const hold = await billing.reserve(`req_${process.pid}_${++n}`, key, model, 'chat_completions', bound);
@@ -104,17 +115,19 @@ async function worker(): Promise<void> {
   channel.send('bench:ready');
 }
 
-async function phase(flushMs: number, orgId: string, pool: ReturnType<typeof createPool>): Promise<Record<string, unknown>> {
-  const config = loadConfig({ LOG_LEVEL: 'warn', BILLING_FLUSH_MS: String(flushMs) });
+async function phase(kind: HostKind, flushMs: number, orgId: string, storeUrl: string, pool: ReturnType<typeof createPool>): Promise<Record<string, unknown>> {
+  const redisEnv = kind === 'redis' ? { REDIS_URL, DATABASE_URL: storeUrl } : {};
+  const config = loadConfig({ LOG_LEVEL: 'warn', BILLING_FLUSH_MS: String(flushMs), ...redisEnv });
   const channel = new PrimaryChannel();
   const bus: ChangeBus = { publish: async () => {}, subscribe: () => {}, close: async () => {} };
   const host = startLedgerHost(config, { pool, channel, bus, logger });
+  await host.ready();
   channel.on('bench:ping', () => 1);
   let ready = 0;
   const allReady = new Promise<void>((resolve) => channel.on('bench:ready', () => ++ready === WORKERS && resolve()));
   const workers: Worker[] = [];
   for (let i = 0; i < WORKERS; i++) {
-    const w = cluster.fork({ BENCH_ORG: orgId, BENCH_FLUSH_MS: String(flushMs) });
+    const w = cluster.fork({ BENCH_ORG: orgId, BENCH_FLUSH_MS: String(flushMs), BENCH_REDIS_STORE: kind === 'redis' ? storeUrl : '', ...host.workerEnv });
     channel.attach(w);
     workers.push(w);
   }
@@ -128,14 +141,56 @@ async function phase(flushMs: number, orgId: string, pool: ReturnType<typeof cre
   const stats = host.stats();
   for (const w of workers) w.kill();
   await host.close();
-  return { flush_ms: flushMs, sequential_us: sequential, concurrent: { workers: WORKERS, inflight_per_worker: INFLIGHT, pairs, pairs_per_second: Math.round(pairs / wall) }, backlog_at_end: stats.backlog };
+  return { host: kind, flush_ms: flushMs, floor: kind === 'redis' ? 'Redis PING' : 'IPC request/reply', sequential_us: sequential, concurrent: { workers: WORKERS, inflight_per_worker: INFLIGHT, pairs, pairs_per_second: Math.round(pairs / wall) }, backlog_at_end: stats.backlog };
+}
+
+/** Whether Redis answers a PING within a second. */
+async function redisAnswers(): Promise<boolean> {
+  const r = new Redis(REDIS_URL, { lazyConnect: true, connectTimeout: 1000, maxRetriesPerRequest: 0, retryStrategy: () => null });
+  r.on('error', () => {});
+  try {
+    await r.connect();
+    return (await r.ping()) === 'PONG';
+  } catch {
+    return false;
+  } finally {
+    r.disconnect();
+  }
+}
+
+/** A database of the bench's own on the server BENCH_DATABASE_URL names: its Redis keys (prefixed by the database name) are its own too. */
+async function benchDatabase(adminUrl: string): Promise<{ url: string; drop: () => Promise<void> }> {
+  const name = 'tollgate_bench_' + randomUUID().replaceAll('-', '').slice(0, 12);
+  const admin = new pg.Client({ connectionString: adminUrl });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${name}`);
+  await admin.end();
+  const url = new URL(adminUrl);
+  url.pathname = '/' + name;
+  return {
+    url: url.toString(),
+    drop: async () => {
+      const c = new pg.Client({ connectionString: adminUrl });
+      await c.connect();
+      await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await c.end();
+      const r = new Redis(REDIS_URL);
+      const keys = await r.keys(`tollgate:${name}:*`).catch(() => [] as string[]);
+      if (keys.length > 0) await r.del(...keys);
+      r.disconnect();
+    },
+  };
 }
 
 async function primary(): Promise<void> {
   let dir: string | null = null;
-  let url = process.env.BENCH_DATABASE_URL ?? null;
+  let url: string | null = null;
   let embedded = null;
-  if (url === null) {
+  let own: { url: string; drop: () => Promise<void> } | null = null;
+  if (process.env.BENCH_DATABASE_URL) {
+    own = await benchDatabase(process.env.BENCH_DATABASE_URL);
+    url = own.url;
+  } else {
     dir = mkdtempSync(join(tmpdir(), 'tollgate-bench-'));
     embedded = await openEmbeddedStore(dir, 16);
     url = embedded.url;
@@ -145,11 +200,15 @@ async function primary(): Promise<void> {
   const orgId = randomUUID();
   await createOrganization(pool, orgId, 'bench', 900_000_000_000);
   await updateOrganization(pool, orgId, { quotaPerSecond: 1_000_000, quotaPerMinute: 60_000_000 });
+  // The Redis host serves instances that share a PostgreSQL: it is measured only on one.
+  const hosts: HostKind[] = own !== null && (await redisAnswers()) ? ['embedded', 'redis'] : ['embedded'];
+  if (!hosts.includes('redis')) process.stderr.write(`bench: Redis host skipped (${own === null ? 'needs BENCH_DATABASE_URL' : `no Redis at ${REDIS_URL}`})\n`);
   const results = [];
-  for (const flushMs of [100, 0]) results.push(await phase(flushMs, orgId, pool));
+  for (const kind of hosts) for (const flushMs of [100, 0]) results.push(await phase(kind, flushMs, orgId, url, pool));
   const report = {
     bench: 'ledger-roundtrip',
     store: embedded !== null ? 'pglite' : 'postgres',
+    redis: hosts.includes('redis') ? REDIS_URL.replace(/\/\/[^@]*@/, '//') : null,
     node: process.version,
     cpus: (await import('node:os')).availableParallelism(),
     calls_per_sample: CALLS,
@@ -161,6 +220,7 @@ async function primary(): Promise<void> {
     writeFileSync(args.out, JSON.stringify(report, null, 2) + '\n');
   }
   await pool.end();
+  await own?.drop();
   await embedded?.close();
   if (dir !== null) rmSync(dir, { recursive: true, force: true });
   process.exit(0);

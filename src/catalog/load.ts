@@ -13,7 +13,13 @@ export async function loadCatalog(pool: Pool, simulatorUrl: string | null): Prom
   const client = await pool.connect();
   try {
     await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
-    const revision = (await client.query<{ r: number }>('SELECT coalesce(max(revision), 0)::bigint AS r FROM catalog_revisions')).rows[0].r;
+    // loaded_at is when the loaded revision was published: the same in every
+    // worker and instance, so the list body (and its ETag) is too.
+    const latest = (
+      await client.query<{ revision: number; published_at: Date }>(
+        'SELECT revision, published_at FROM catalog_revisions ORDER BY revision DESC LIMIT 1',
+      )
+    ).rows[0] ?? { revision: 0, published_at: new Date(0) };
     const rows: CatalogRows = {
       vendors: (await client.query('SELECT id, code, display_name_en, display_name_ru FROM vendors')).rows,
       models: (await client.query('SELECT * FROM models WHERE active')).rows,
@@ -31,7 +37,7 @@ export async function loadCatalog(pool: Pool, simulatorUrl: string | null): Prom
       typical: (await client.query('SELECT * FROM model_typical_requests')).rows,
     };
     await client.query('COMMIT');
-    return buildSnapshot(revision, rows, simulatorUrl);
+    return buildSnapshot(latest.revision, latest.published_at.toISOString(), rows, simulatorUrl);
   } catch (err) {
     await client.query('ROLLBACK').catch(() => {});
     throw err;

@@ -18,6 +18,7 @@ export interface CatalogRows {
 
 export interface CatalogSnapshot {
   revision: number;
+  /** When the loaded revision was published (not when this process read it). */
   loadedAt: string;
   stale: boolean;
   /** Canonical names and aliases → model. */
@@ -108,7 +109,7 @@ function publicModel(
   return out;
 }
 
-export function buildSnapshot(revision: number, rows: CatalogRows, simulatorUrl: string | null): CatalogSnapshot {
+export function buildSnapshot(revision: number, loadedAt: string, rows: CatalogRows, simulatorUrl: string | null): CatalogSnapshot {
   const vendors = new Map(rows.vendors.map((v) => [v.id, v]));
   const capsByModel = groupBy(rows.capabilities, (r) => r.model_id as string);
   const routesByModel = groupBy(rows.routes, (r) => r.model_id as string);
@@ -178,7 +179,6 @@ export function buildSnapshot(revision: number, rows: CatalogRows, simulatorUrl:
     const row = rows.models.find((m) => m.model_id === model.modelId)!;
     for (const alias of row.aliases as string[]) if (!byName.has(alias)) byName.set(alias, model);
   }
-  const loadedAt = new Date().toISOString();
   const { body, etag } = renderList(revision, loadedAt, false, publicModels);
   return { revision, loadedAt, stale: false, byName, listBody: body, etag, publicModels };
 }

@@ -61,13 +61,14 @@ export async function runPrimary(config: Config): Promise<void> {
   }
   serveMetricsFromPrimary(channel, new Metrics('primary'));
   const stopTypical = scheduleTypicalRequests(pool, bus, config.catalog.typical_refresh_ms, config.catalog.typical_window_days, logger);
-  // The organizations' ledger actors live here (embedded host); workers reach them over IPC.
+  // The organizations' ledger actors live here: all of them (embedded host, workers reach them over IPC), or
+  // with REDIS_URL the shards this instance owns (workers of every instance reach them over Redis streams).
   const ledgerHost = startLedgerHost(config, { pool, channel, bus, logger });
 
   let shuttingDown = false;
   const startedAt = new Map<number, number>();
   let earlyDeaths = 0;
-  const env = { TOLLGATE_STORE_URL: storeUrl, TOLLGATE_SIMULATOR_URL: simulatorUrl ?? '' };
+  const env = { TOLLGATE_STORE_URL: storeUrl, TOLLGATE_SIMULATOR_URL: simulatorUrl ?? '', ...ledgerHost.workerEnv };
   const fork = (): Worker => {
     const worker = cluster.fork(env);
     startedAt.set(worker.id, performance.now());

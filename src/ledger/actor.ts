@@ -45,6 +45,20 @@ export interface QuotaDefaults {
   perMinute: number;
 }
 
+/** The journal entry of a settlement's charge; its id makes a repeated settlement a no-op in the store. */
+export function chargeEntry(usage: UsageRow): Entry {
+  return {
+    id: 'charge:' + usage.requestId,
+    orgId: usage.orgId,
+    kind: 'charge',
+    funding: usage.funding,
+    amount: -usage.chargedMicros,
+    requestId: usage.requestId,
+    expiresAt: null,
+    note: null,
+  };
+}
+
 /**
  * How long (and how many) settled request ids are remembered, so a repeated
  * settlement (a client's retry, seconds later) is a no-op without a store
@@ -140,16 +154,7 @@ export class OrgActor {
     const cap = hold !== null ? hold.amount : usage.reservedMicros;
     usage.chargedMicros = Math.max(0, Math.min(usage.chargedMicros, cap));
     if (usage.chargedMicros === 0) return { hold, entry: null };
-    const entry: Entry = {
-      id: 'charge:' + usage.requestId,
-      orgId: this.orgId,
-      kind: 'charge',
-      funding: usage.funding,
-      amount: -usage.chargedMicros,
-      requestId: usage.requestId,
-      expiresAt: null,
-      note: null,
-    };
+    const entry = chargeEntry(usage);
     this.apply(entry);
     return { hold, entry };
   }
@@ -159,6 +164,15 @@ export class OrgActor {
     this.lastUsed = now;
     this.close(requestId, now);
     return this.unhold(requestId);
+  }
+
+  /** A hold made by another host (a shard changed owner); false when it is already known or closed. */
+  adopt(hold: HoldRecord): boolean {
+    if (this.holds.has(hold.requestId) || this.closed.has(hold.requestId)) return false;
+    this.holds.set(hold.requestId, hold);
+    if (hold.funding === 'balance') this.heldBalance += hold.amount;
+    else this.heldPackage += hold.amount;
+    return true;
   }
 
   /** The lease ran out: the money is spendable again; a later settlement still charges. */

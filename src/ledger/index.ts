@@ -3,18 +3,24 @@
 // commands is decided here and nowhere else, the way piscina keeps its task
 // queues swappable.
 //
-// Today there is one host, the embedded one (actors in the cluster primary,
-// commands over cluster IPC). The Redis-streams host (issue 6) adds a branch
-// on config.redis_url in both functions below: a RedisLedgerHost that feeds
-// the same Ledger from shard streams, and a RedisLedgerClient for workers.
+// Two hosts feed the same Ledger: the embedded one (actors in the cluster
+// primary, commands over cluster IPC) and, with config.redis_url, the
+// Redis-streams one (src/ledger/redis/: organizations sharded over streams,
+// each shard owned by one instance's primary at a time, workers of every
+// instance sending to them), so several instances share one ledger.
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
 import type { ChangeBus } from '../bus/bus.js';
 import type { PrimaryChannel, WorkerChannel } from '../cluster/ipc.js';
 import type { Config } from '../config/types.js';
-import type { Logger } from '../log/logger.js';
+import { createLogger, type Logger } from '../log/logger.js';
 import type { Pool } from '../store/pool.js';
 import { IpcLedgerClient, serveLedgerOverIpc } from './embedded-host.js';
 import { Ledger, type LedgerSettings, type LedgerStats } from './ledger.js';
 import type { LedgerClient } from './protocol.js';
+import { RedisLedgerClient } from './redis/client.js';
+import { RedisLedgerHost } from './redis/host.js';
+import { RedisKeys, redisPrefix } from './redis/keys.js';
 import { PgLedgerStore } from './store.js';
 
 export type { LedgerClient } from './protocol.js';
@@ -23,7 +29,11 @@ export { LocalLedgerClient } from './local-client.js';
 export { PgLedgerStore } from './store.js';
 
 export interface LedgerHost {
-  readonly kind: 'embedded';
+  readonly kind: 'embedded' | 'redis';
+  /** What the primary passes to the workers it forks (the Redis host: this instance's id). */
+  readonly workerEnv: Record<string, string>;
+  /** Resolves once the host serves commands (Redis: its first lease round is done). */
+  ready(): Promise<void>;
   stats(): LedgerStats;
   /** Writes what is queued; call after the workers have stopped. */
   close(): Promise<void>;
@@ -47,16 +57,46 @@ export function ledgerSettings(config: Config): LedgerSettings {
   };
 }
 
+/** The environment variable that carries the instance id from the primary to its workers. */
+const INSTANCE_ENV = 'TOLLGATE_INSTANCE_ID';
+
 /** In the cluster primary, before the workers are forked. */
 export function startLedgerHost(config: Config, deps: LedgerHostDeps): LedgerHost {
+  if (config.redis_url !== null && config.database_url !== null) {
+    // One id per instance: its consumer name, its lease values, the prefix of its workers' hold owners.
+    const instanceId = `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
+    const host = new RedisLedgerHost({
+      url: config.redis_url,
+      keys: new RedisKeys(redisPrefix(config.database_url)),
+      instanceId,
+      pool: deps.pool,
+      settings: ledgerSettings(config),
+      bus: deps.bus,
+      logger: deps.logger,
+    });
+    return { kind: 'redis', workerEnv: { [INSTANCE_ENV]: instanceId }, ready: () => host.ready(), stats: () => host.stats(), close: () => host.close() };
+  }
   const ledger = new Ledger(new PgLedgerStore(deps.pool), ledgerSettings(config), deps.logger);
   serveLedgerOverIpc(deps.channel, ledger);
   // Whoever edits an organization row may say so on the bus ('orgs', its id): the actor reloads at once instead of at the next reconcile.
   deps.bus.subscribe('orgs', (orgId) => void ledger.refresh(orgId).catch(() => {}));
-  return { kind: 'embedded', stats: () => ledger.stats(), close: () => ledger.close() };
+  return { kind: 'embedded', workerEnv: {}, ready: async () => {}, stats: () => ledger.stats(), close: () => ledger.close() };
 }
 
 /** In a worker: the client of whichever host the primary runs. */
 export function connectLedger(config: Config, channel: WorkerChannel): LedgerClient {
+  if (config.redis_url !== null && config.database_url !== null) {
+    const instanceId = process.env[INSTANCE_ENV] || `${hostname()}-${process.ppid}`;
+    return new RedisLedgerClient({
+      url: config.redis_url,
+      keys: new RedisKeys(redisPrefix(config.database_url)),
+      owner: `${instanceId}/${process.pid}`,
+      holdLeaseMs: config.billing.hold_lease_ms,
+      holdMaxMs: config.billing.hold_max_ms,
+      flushMs: config.billing.flush_ms,
+      databaseUrl: config.database_url,
+      logger: createLogger(config.log_level, 'worker'),
+    });
+  }
   return new IpcLedgerClient(channel, config.billing.hold_lease_ms);
 }

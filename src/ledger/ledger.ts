@@ -62,6 +62,8 @@ export class Ledger implements LedgerCore {
   private readonly reconciler: NodeJS.Timeout;
   private lastSlowSweep = 0;
   private expiredHolds = 0;
+  /** Told of every hold voided by its lease or maximum age (the Redis host drops it from its mirror). */
+  onHoldExpired: ((hold: HoldRecord) => void) | null = null;
 
   constructor(
     private readonly store: LedgerStore,
@@ -167,6 +169,35 @@ export class Ledger implements LedgerCore {
     this.beat(owner, this.clock());
   }
 
+  /** The write carrying this request's settlement, while it is queued; undefined once written (or when there was none). */
+  written(requestId: string): Promise<void> | undefined {
+    return this.unwritten.get(requestId);
+  }
+
+  /** Every open hold (the Redis host mirrors them so that the next owner of a shard can adopt them). */
+  openHolds(): HoldRecord[] {
+    const out: HoldRecord[] = [];
+    for (const actor of this.actors.values()) for (const hold of actor.holds.values()) out.push(hold);
+    return out;
+  }
+
+  /**
+   * Takes over holds another host made (a shard changed owner). Their owners'
+   * leases run from now, so the holds of a dead owner go one lease later.
+   * Answers how many were adopted (unknown organizations and repeats are skipped).
+   */
+  async adopt(holds: HoldRecord[]): Promise<number> {
+    const actors = await Promise.all(holds.map((h) => this.actors.get(h.orgId) ?? this.activate(h.orgId)));
+    const now = this.clock();
+    let adopted = 0;
+    holds.forEach((hold, i) => {
+      if (actors[i]?.adopt(hold) !== true) return;
+      this.beat(hold.owner, now).holds.add(hold);
+      adopted++;
+    });
+    return adopted;
+  }
+
   stats(): LedgerStats {
     let openHolds = 0;
     for (const a of this.actors.values()) openHolds += a.holds.size;
@@ -205,6 +236,7 @@ export class Ledger implements LedgerCore {
   private expire(hold: HoldRecord, why: 'lease' | 'max_age'): void {
     if (this.actors.get(hold.orgId)?.expire(hold.requestId) == null) return;
     this.expiredHolds++;
+    this.onHoldExpired?.(hold);
     this.logger.debug({ rid: hold.requestId, org: hold.orgId, why }, 'ledger: hold expired');
   }
 

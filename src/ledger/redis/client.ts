@@ -1,0 +1,231 @@
+// A worker's side of the Redis ledger host. A command is one XADD to its
+// organization's shard stream (concurrent callers in one tick share a write:
+// auto-pipelining); the answer comes back on this worker's own pub/sub
+// channel, pushed by the shard's owner. So a reservation costs the worker one
+// Redis command and waits for one push.
+//
+// When Redis cannot be reached a reservation fails at once (the caller
+// answers 503: no unbilled traffic). A settlement, though, is money already
+// spent: if it cannot reach the actor, the worker writes its charge and usage
+// row to PostgreSQL itself, with the very statement the journal uses (keyed by
+// request id, so the actor's own write, should the command still arrive, is a
+// no-op), and voids the hold once Redis answers again.
+import { randomUUID } from 'node:crypto';
+import type { Redis } from 'ioredis';
+import type { Logger } from '../../log/logger.js';
+import { createPool, type Pool } from '../../store/pool.js';
+import { chargeEntry } from '../actor.js';
+import type { AccountView, CreditCommand, CreditReply, LedgerClient, ReleaseCommand, ReserveCommand, ReserveReply, ReserveRequest, SettleCommand, UsageRow } from '../protocol.js';
+import { PgLedgerStore } from '../store.js';
+import { redisConnection } from './connection.js';
+import { SHARDS, shardOf, type Envelope, type Op, type RedisKeys, type ReplyMessage } from './keys.js';
+
+/** A reservation stands between the caller and its first byte: fail fast (the caller answers 503). */
+const RESERVE_TIMEOUT_MS = 3000;
+/** With flush_ms = 0 the actor answers after the write, which it caps at 10 s. */
+const SETTLE_TIMEOUT_DURABLE_MS = 12_000;
+const SETTLE_TIMEOUT_MS = 5000;
+const CONSOLE_TIMEOUT_MS = 10_000;
+const RELEASE_RETRY_MS = 1000;
+/** How long a worker's first commands wait for its reply channel before answering 503. */
+const FIRST_SUBSCRIPTION_WAIT_MS = 1000;
+
+/** The command never reached Redis: nothing was applied. */
+class NotSent extends Error {}
+/** Sent, but no answer in time: it may yet be applied. */
+class NoAnswer extends Error {}
+
+interface Waiter {
+  resolve: (value: any) => void;
+  reject: (err: Error) => void;
+  timer: NodeJS.Timeout;
+}
+
+export interface RedisClientOptions {
+  url: string;
+  keys: RedisKeys;
+  /** This worker as a hold owner: `<instance id>/<pid>`. */
+  owner: string;
+  holdLeaseMs: number;
+  holdMaxMs: number;
+  flushMs: number;
+  /** The shared PostgreSQL, for settlements the actor cannot be reached for. */
+  databaseUrl: string;
+  logger: Logger;
+}
+
+export class RedisLedgerClient implements LedgerClient {
+  readonly owner: string;
+  private readonly commands: Redis;
+  private readonly replies: Redis;
+  private readonly channel: string;
+  private subscribed = false;
+  /** The first subscription: a worker's first commands wait for it (briefly) instead of failing. */
+  private readonly firstSubscription: Promise<unknown>;
+  private everSubscribed = false;
+  private seq = 0;
+  private readonly waiting = new Map<number, Waiter>();
+  /** Reservations that never reached Redis: their release has nothing to void. */
+  private readonly unsent = new Set<string>();
+  /** Releases to deliver once Redis answers again, with when they were first asked. */
+  private readonly releases = new Map<string, { cmd: ReleaseCommand; since: number }>();
+  private readonly timers: NodeJS.Timeout[] = [];
+  private pool: Pool | null = null;
+
+  constructor(private readonly opts: RedisClientOptions) {
+    this.owner = opts.owner;
+    this.channel = opts.keys.reply(opts.owner);
+    this.commands = redisConnection(opts.url, 'commands', `tollgate-worker-${process.pid}`, opts.logger);
+    this.replies = redisConnection(opts.url, 'replies', `tollgate-replies-${process.pid}`, opts.logger);
+    this.replies.on('message', (_channel: string, text: string) => this.answer(text));
+    this.replies.on('close', () => (this.subscribed = false));
+    this.replies.on('ready', () => (this.subscribed = true));
+    this.firstSubscription = this.replies.subscribe(this.channel).then(
+      () => (this.subscribed = this.everSubscribed = true),
+      () => {},
+    );
+    // A third of the lease: two heartbeats can be lost or late before this worker's holds go.
+    const beat = (): void => void this.commands.zadd(opts.keys.beats, Date.now(), this.owner).catch(() => {});
+    beat();
+    this.timers.push(setInterval(beat, Math.max(10, Math.floor(opts.holdLeaseMs / 3))));
+    this.timers.push(setInterval(() => this.retryReleases(), RELEASE_RETRY_MS));
+    for (const t of this.timers) t.unref();
+  }
+
+  async reserve(req: ReserveRequest): Promise<ReserveReply> {
+    const cmd: ReserveCommand = { requestId: req.requestId, orgId: req.orgId, funding: req.funding, amount: req.amount, owner: this.owner };
+    try {
+      return await this.ask<ReserveReply>('reserve', shardOf(req.orgId), cmd, RESERVE_TIMEOUT_MS);
+    } catch (err) {
+      if (err instanceof NotSent) {
+        if (this.unsent.size > 10_000) this.unsent.clear();
+        this.unsent.add(req.requestId);
+      }
+      throw err;
+    }
+  }
+
+  async settle(cmd: SettleCommand): Promise<void> {
+    const timeout = this.opts.flushMs === 0 ? SETTLE_TIMEOUT_DURABLE_MS : SETTLE_TIMEOUT_MS;
+    try {
+      await this.ask('settle', shardOf(cmd.usage.orgId), cmd, timeout);
+    } catch (err) {
+      // The actor answered with an error (its store is failing): the caller retries through it.
+      if (!(err instanceof NotSent) && !(err instanceof NoAnswer)) throw err;
+      await this.settleInStore(cmd.usage);
+      this.queueRelease({ requestId: cmd.usage.requestId, orgId: cmd.usage.orgId });
+    }
+  }
+
+  /** Queued in the stream behind everything the worker sent before; nobody waits for the actor. */
+  async release(cmd: ReleaseCommand): Promise<void> {
+    if (this.unsent.delete(cmd.requestId)) return;
+    this.queueRelease(cmd);
+  }
+
+  credit(cmd: CreditCommand): Promise<CreditReply> {
+    // The entry id must not change if the command is applied again after a takeover: name it here.
+    return this.ask<CreditReply>('credit', shardOf(cmd.orgId), { ...cmd, key: cmd.key ?? randomUUID() }, CONSOLE_TIMEOUT_MS);
+  }
+
+  async account(orgId: string): Promise<AccountView | null> {
+    return (await this.ask<AccountView | null>('account', shardOf(orgId), orgId, CONSOLE_TIMEOUT_MS)) ?? null;
+  }
+
+  async refresh(orgId: string): Promise<void> {
+    await this.ask('refresh', shardOf(orgId), orgId, CONSOLE_TIMEOUT_MS);
+  }
+
+  /** Every shard's journal, since the caller cannot say which organizations it means. */
+  async sync(): Promise<void> {
+    await Promise.all(Array.from({ length: SHARDS }, (_, s) => this.ask('sync', s, null, CONSOLE_TIMEOUT_MS)));
+  }
+
+  async close(): Promise<void> {
+    for (const t of this.timers) clearInterval(t);
+    await this.retryReleases();
+    for (const w of this.waiting.values()) clearTimeout(w.timer);
+    // Drained: nothing of ours is held any more, so no owner needs to wait for our lease.
+    await this.commands.zrem(this.opts.keys.beats, this.owner).catch(() => {});
+    this.replies.disconnect();
+    await this.commands.quit().catch(() => this.commands.disconnect());
+    await this.pool?.end().catch(() => {});
+  }
+
+  private async ask<T>(op: Op, shard: number, payload: unknown, timeoutMs: number): Promise<T> {
+    if (!this.subscribed && !this.everSubscribed) await Promise.race([this.firstSubscription, new Promise((r) => setTimeout(r, FIRST_SUBSCRIPTION_WAIT_MS))]);
+    if (!this.subscribed) throw new NotSent('ledger: no reply channel (Redis unreachable)');
+    if (this.commands.status !== 'ready') throw new NotSent(`ledger: Redis connection ${this.commands.status}`);
+    const i = ++this.seq;
+    const env: Envelope = { o: op, i, r: this.channel, p: payload };
+    if (op === 'reserve') env.x = Date.now() + timeoutMs;
+    return new Promise<T>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.waiting.delete(i);
+        reject(new NoAnswer(`ledger: no answer to ${op} within ${timeoutMs} ms`));
+      }, timeoutMs);
+      this.waiting.set(i, { resolve, reject, timer });
+      // Written to a live connection, it may have been applied even if the answer is an error: uncertain, not unsent.
+      this.commands.xadd(this.opts.keys.stream(shard), '*', 'm', JSON.stringify(env)).catch((err: Error) => {
+        if (!this.waiting.delete(i)) return;
+        clearTimeout(timer);
+        reject(new NoAnswer(`ledger: ${err.message}`));
+      });
+    });
+  }
+
+  /** One answer, or an array of them (an owner's batch for this worker). */
+  private answer(text: string): void {
+    let parsed: ReplyMessage | ReplyMessage[];
+    try {
+      parsed = JSON.parse(text) as ReplyMessage | ReplyMessage[];
+    } catch {
+      return;
+    }
+    if (Array.isArray(parsed)) for (const m of parsed) this.settleWaiter(m);
+    else this.settleWaiter(parsed);
+  }
+
+  private settleWaiter(m: ReplyMessage): void {
+    const w = this.waiting.get(m.i);
+    if (w === undefined) return; // the caller stopped waiting
+    this.waiting.delete(m.i);
+    clearTimeout(w.timer);
+    if (m.e !== undefined) w.reject(new Error(m.e));
+    else w.resolve(m.ok);
+  }
+
+  /** The journal's own statement, so whichever of the two writes lands second changes nothing. */
+  private async settleInStore(usage: UsageRow): Promise<void> {
+    this.pool ??= createPool(this.opts.databaseUrl, 2);
+    const charged = Math.max(0, Math.min(usage.chargedMicros, usage.reservedMicros));
+    const row: UsageRow = { ...usage, chargedMicros: charged };
+    const entries = charged > 0 ? [chargeEntry(row)] : [];
+    await new PgLedgerStore(this.pool).writeBatch([row], entries, entries.map(() => `direct:${this.owner}`));
+    this.opts.logger.warn({ rid: usage.requestId, org: usage.orgId, charged }, 'ledger: actor unreachable; settlement written to the store directly');
+  }
+
+  private queueRelease(cmd: ReleaseCommand): void {
+    const env: Envelope = { o: 'release', i: 0, r: null, p: cmd };
+    this.commands.xadd(this.opts.keys.stream(shardOf(cmd.orgId)), '*', 'm', JSON.stringify(env)).catch(() => {
+      if (!this.releases.has(cmd.requestId)) this.releases.set(cmd.requestId, { cmd, since: Date.now() });
+    });
+  }
+
+  /** Releases that could not be sent; past the hold's maximum age there is nothing left to void. */
+  private async retryReleases(): Promise<void> {
+    if (this.releases.size === 0 || this.commands.status !== 'ready') return;
+    const now = Date.now();
+    const batch = [...this.releases.values()];
+    this.releases.clear();
+    await Promise.all(
+      batch
+        .filter((r) => now - r.since < this.opts.holdMaxMs)
+        .map((r) =>
+          this.commands.xadd(this.opts.keys.stream(shardOf(r.cmd.orgId)), '*', 'm', JSON.stringify({ o: 'release', i: 0, r: null, p: r.cmd })).catch(() => {
+            this.releases.set(r.cmd.requestId, r);
+          }),
+        ),
+    );
+  }
+}

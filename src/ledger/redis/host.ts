@@ -1,0 +1,250 @@
+// The Redis-streams ledger host, in each instance's cluster primary. Every
+// TICK_MS one Lua script renews this instance's shard leases, registers it as
+// live and acquires free shards up to its fair share; each owned shard runs a
+// ShardActor (its own Ledger, reading its stream). An instance over its fair
+// share (another one joined) hands one shard off per tick: it stops reading,
+// lets its writes land, then deletes its lease so the next owner adopts the
+// mirrored holds. Hold owners (workers, anywhere) heartbeat into a sorted
+// set that this host polls, so a dead instance's holds go one lease after its
+// last beat, whichever instance owns their shard.
+import type { Redis } from 'ioredis';
+import type { ChangeBus } from '../../bus/bus.js';
+import type { Logger } from '../../log/logger.js';
+import type { Pool } from '../../store/pool.js';
+import { Ledger, type LedgerSettings, type LedgerStats } from '../ledger.js';
+import { PgLedgerStore } from '../store.js';
+import { redisConnection } from './connection.js';
+import type { RedisKeys } from './keys.js';
+import { LEASE_MS, releaseLease, tick, TICK_MS, validUntil, type ShardStatus } from './ownership.js';
+import { ShardActor } from './shard.js';
+
+/** A hold owner whose heartbeat has not moved for this long is forgotten (its holds went long ago). */
+const BEAT_FORGET_MS = 10 * 60_000;
+
+export interface RedisHostOptions {
+  url: string;
+  keys: RedisKeys;
+  instanceId: string;
+  pool: Pool;
+  settings: LedgerSettings;
+  bus: ChangeBus;
+  logger: Logger;
+}
+
+interface Owned {
+  actor: ShardActor;
+  started: boolean;
+  fresh: boolean;
+  starting: Promise<void> | null;
+  leaving: boolean;
+  handingOff: Promise<void> | null;
+}
+
+export class RedisLedgerHost {
+  readonly kind = 'redis' as const;
+  private readonly commands: Redis;
+  private readonly owned = new Map<number, Owned>();
+  private readonly timers: NodeJS.Timeout[] = [];
+  private ticking = false;
+  private closing = false;
+  /** When a tick last failed: after an outage, shards we have no memory of wait a lease for their previous owner to come back. */
+  private lastFailure = 0;
+  private everTicked = false;
+  private readonly seenBeats = new Map<string, { score: number; at: number }>();
+  private readonly firstTick: Promise<void>;
+  private markReady: () => void = () => {};
+
+  constructor(private readonly opts: RedisHostOptions) {
+    this.commands = redisConnection(opts.url, 'commands', 'tollgate-ledger-host', opts.logger);
+    this.firstTick = new Promise((resolve) => (this.markReady = resolve));
+    this.timers.push(setInterval(() => void this.tick(), TICK_MS));
+    this.timers.push(setInterval(() => void this.pollBeats().catch(() => {}), Math.min(1000, Math.max(20, Math.floor(opts.settings.holdLeaseMs / 4)))));
+    for (const t of this.timers) t.unref();
+    opts.bus.subscribe('orgs', (orgId) => {
+      for (const o of this.owned.values()) void o.actor.ledger.refresh(orgId).catch(() => {});
+    });
+    opts.logger.info({ instance: opts.instanceId, prefix: opts.keys.prefix }, 'ledger: Redis streams host starting');
+    // The first round as soon as Redis answers, not at the next tick.
+    this.commands.once('ready', () => void this.tick());
+  }
+
+  /** Resolves once a tick has succeeded and the shards it gave us are being served. */
+  async ready(): Promise<void> {
+    await this.firstTick;
+    await Promise.allSettled([...this.owned.values()].map((o) => o.starting));
+  }
+
+  /** The shards this instance serves now. */
+  shards(): number[] {
+    return [...this.owned.entries()].filter(([, o]) => o.started && !o.leaving).map(([i]) => i);
+  }
+
+  stats(): LedgerStats {
+    const total: LedgerStats = { actors: 0, owners: 0, openHolds: 0, expiredHolds: 0, backlog: 0 };
+    for (const o of this.owned.values()) {
+      const s = o.actor.ledger.stats();
+      total.actors += s.actors;
+      total.owners = Math.max(total.owners, s.owners);
+      total.openHolds += s.openHolds;
+      total.expiredHolds += s.expiredHolds;
+      total.backlog += s.backlog;
+    }
+    return total;
+  }
+
+  /** Hands every shard off (writes done, leases deleted) so the other instances take over at once. */
+  async close(): Promise<void> {
+    this.closing = true;
+    for (const t of this.timers) clearInterval(t);
+    await Promise.allSettled([...this.owned.values()].map((o) => o.starting));
+    await Promise.all([...this.owned.keys()].map((i) => this.handOff(i)));
+    // Leave the register too, so the others' fair share grows now rather than a lease from now.
+    await this.commands.zrem(this.opts.keys.instances, this.opts.instanceId).catch(() => {});
+    await this.commands.quit().catch(() => this.commands.disconnect());
+  }
+
+  private async tick(): Promise<void> {
+    if (this.ticking || this.closing) return;
+    this.ticking = true;
+    const sentAt = Date.now();
+    try {
+      const mayAcquire = sentAt - this.lastFailure > LEASE_MS;
+      const held = new Set(this.owned.keys());
+      const result = await tick(this.commands, this.opts.keys, this.opts.instanceId, held, mayAcquire);
+      if (this.closing) return;
+      const acquired: number[] = [];
+      result.shards.forEach((status, shard) => {
+        // Handed off or dropped while this round was in flight, which re-took its lease: give it back.
+        if (held.has(shard) && !this.owned.has(shard)) {
+          if (status.kind === 'acquired' || status.kind === 'kept') void releaseLease(this.commands, this.opts.keys, this.opts.instanceId, shard).catch(() => {});
+          return;
+        }
+        this.follow(shard, status, sentAt, acquired);
+      });
+      if (acquired.length > 0) this.opts.logger.info({ shards: acquired, live: result.live, fair: result.fair }, 'ledger: shards acquired');
+      this.rebalance(result.fair);
+      this.everTicked = true;
+      this.markReady();
+    } catch (err) {
+      // Before the first success this is only Redis not answering yet: no memory of any shard to protect.
+      if (!this.everTicked) return;
+      if (this.lastFailure === 0 || Date.now() - this.lastFailure > 10_000) {
+        this.opts.logger.warn({ err: (err as Error).message }, 'ledger: cannot renew shard leases; commands wait until Redis answers');
+      }
+      this.lastFailure = Date.now();
+    } finally {
+      this.ticking = false;
+    }
+  }
+
+  private follow(shard: number, status: ShardStatus, sentAt: number, acquired: number[]): void {
+    const o = this.owned.get(shard);
+    switch (status.kind) {
+      case 'kept':
+        if (o === undefined) return;
+        o.actor.validUntil = validUntil(sentAt);
+        if (!o.started && !o.leaving) this.begin(shard, o);
+        return;
+      case 'acquired': {
+        if (o?.leaving === true) {
+          o.actor.validUntil = validUntil(sentAt); // being handed off: keep the lease until that is done
+          return;
+        }
+        // Our memory of the shard is the truth only if nobody else acquired it since we did.
+        if (o !== undefined && (status.previous === this.opts.instanceId || status.previous === '')) {
+          this.opts.logger.info({ shard }, 'ledger: shard lease re-taken after a lapse; its holds and balances stay as this instance knows them');
+          o.actor.validUntil = validUntil(sentAt);
+          o.started = false;
+          this.begin(shard, o);
+          return;
+        }
+        if (o !== undefined) this.drop(shard, o, 'taken by another instance meanwhile');
+        const fresh: Owned = { actor: this.newActor(shard), started: false, fresh: true, starting: null, leaving: false, handingOff: null };
+        fresh.actor.validUntil = validUntil(sentAt);
+        this.owned.set(shard, fresh);
+        acquired.push(shard);
+        this.begin(shard, fresh);
+        return;
+      }
+      case 'lost':
+        if (o !== undefined) this.drop(shard, o, 'lease lost');
+        return;
+      case 'none':
+        return;
+    }
+  }
+
+  private newActor(shard: number): ShardActor {
+    const ledger = new Ledger(new PgLedgerStore(this.opts.pool), this.opts.settings, this.opts.logger);
+    return new ShardActor({ shard, keys: this.opts.keys, me: this.opts.instanceId, url: this.opts.url, commands: this.commands, logger: this.opts.logger }, ledger);
+  }
+
+  private begin(shard: number, o: Owned): void {
+    if (o.starting !== null) return;
+    o.starting = o.actor
+      .start(o.fresh)
+      .then(
+        () => {
+          o.started = true;
+          o.fresh = false;
+        },
+        (err: Error) => this.opts.logger.warn({ shard, err: err.message }, 'ledger: shard not started yet; retrying'),
+      )
+      .finally(() => (o.starting = null));
+  }
+
+  /** Over the fair share (an instance joined): the excess goes, to be acquired by instances with room. */
+  private rebalance(fair: number): void {
+    const serving = [...this.owned.entries()].filter(([, o]) => !o.leaving);
+    if (serving.length <= fair || serving.some(([, o]) => o.starting !== null)) return;
+    if ([...this.owned.values()].some((o) => o.leaving)) return;
+    // The shards with the fewest open holds move: the least to adopt.
+    serving.sort(([, a], [, b]) => a.actor.ledger.stats().openHolds - b.actor.ledger.stats().openHolds);
+    for (const [shard] of serving.slice(0, serving.length - fair)) void this.handOff(shard);
+  }
+
+  private handOff(shard: number): Promise<void> {
+    const o = this.owned.get(shard);
+    if (o === undefined) return Promise.resolve();
+    o.handingOff ??= this.leave(shard, o);
+    return o.handingOff;
+  }
+
+  private async leave(shard: number, o: Owned): Promise<void> {
+    o.leaving = true;
+    await o.actor.stop();
+    // Unless the lease was lost meanwhile (and the shard perhaps acquired afresh): then it is not ours to give.
+    if (this.owned.get(shard) !== o) return;
+    await releaseLease(this.commands, this.opts.keys, this.opts.instanceId, shard).catch(() => {});
+    this.owned.delete(shard);
+    this.opts.logger.info({ shard }, 'ledger: shard handed off');
+  }
+
+  private drop(shard: number, o: Owned, why: string): void {
+    this.owned.delete(shard);
+    if (o.leaving) {
+      o.actor.ledger.onHoldExpired = null; // its hand-off is stopping it; the mirror is the new owner's now
+      return;
+    }
+    this.opts.logger.warn({ shard, why }, 'ledger: shard no longer ours');
+    void o.actor.stop(true);
+  }
+
+  /** A hold owner is alive when its score moves (whatever its clock says): renew its holds on every shard. */
+  private async pollBeats(): Promise<void> {
+    const flat = await this.commands.zrange(this.opts.keys.beats, '0', '-1', 'WITHSCORES');
+    const now = Date.now();
+    for (let j = 0; j + 1 < flat.length; j += 2) {
+      const owner = flat[j];
+      const score = Number(flat[j + 1]);
+      const seen = this.seenBeats.get(owner);
+      if (seen === undefined || score !== seen.score) {
+        this.seenBeats.set(owner, { score, at: now });
+        if (seen !== undefined) for (const o of this.owned.values()) o.actor.ledger.heartbeat(owner);
+      } else if (now - seen.at > BEAT_FORGET_MS) {
+        this.seenBeats.delete(owner);
+        await this.commands.zrem(this.opts.keys.beats, owner);
+      }
+    }
+  }
+}

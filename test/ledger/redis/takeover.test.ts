@@ -1,0 +1,65 @@
+// What a shard's next owner does with the Ledger, without Redis: adopt the
+// holds its predecessor mirrored, apply again what the predecessor never
+// acknowledged, and end with memory and store agreeing: nothing charged twice,
+// nothing lost, a dead owner's holds released one lease after adoption.
+import t from 'tap';
+import type { HoldRecord } from '../../../src/ledger/actor.js';
+import { FakeStore } from '../fake-store.js';
+import { FakeClock, makeLedger, ORG, SETTINGS, sleep, usage } from '../helpers.js';
+
+const reserve = (requestId: string, amount: number, owner = 'inst-a/1') => ({ requestId, orgId: ORG, funding: 'balance' as const, amount, owner });
+
+t.test('adopted holds count; a settlement applied by both owners is charged once', async (t) => {
+  const store = new FakeStore();
+  store.addOrg(ORG, 10_000);
+  const clock = new FakeClock();
+  const { ledger: a } = makeLedger(store, {}, clock);
+  t.same(await a.reserve(reserve('r1', 3000)), { ok: true });
+  t.same(await a.reserve(reserve('r2', 3000)), { ok: true });
+  t.same(await a.reserve(reserve('r3', 3000)), { ok: true });
+  // r1 settles at A and is written; r2 settles at A, which dies before writing it.
+  await a.settle({ usage: usage('r1', 1000, 3000) });
+  t.ok(a.written('r1'), 'a settlement is tracked until written');
+  await a.sync();
+  t.equal(a.written('r1'), undefined, 'and no longer once written');
+  store.gate = new Promise(() => {}); // A's next write never lands
+  await a.settle({ usage: usage('r2', 2000, 3000) });
+  const mirrored: HoldRecord[] = [...a.openHolds(), { orgId: ORG, requestId: 'r2', funding: 'balance', amount: 3000, owner: 'inst-a/1', createdAt: clock.now }];
+  t.equal(a.openHolds().length, 1, 'A holds only r3 now');
+
+  store.gate = null;
+  const { ledger: b } = makeLedger(store, {}, clock);
+  t.equal(await b.adopt(mirrored), 2, 'B adopts r3 and the unacknowledged r2');
+  t.equal(await b.adopt(mirrored), 0, 'adopting again changes nothing');
+  let view = (await b.account(ORG))!;
+  t.same([view.balance, view.heldBalance], [9000, 6000], 'store balance, both holds held');
+  await b.settle({ usage: usage('r2', 2000, 3000) }); // claimed from the stream, applied again
+  await b.sync();
+  view = (await b.account(ORG))!;
+  t.same([view.balance, view.heldBalance], [7000, 3000]);
+  t.equal(store.orgs.get(ORG)!.balance, 7000, 'charged once in the store');
+  t.equal(store.journalSum(ORG), 7000 - 10_000, 'the journal agrees');
+  t.notOk(store.usage.get('r2')!.holdExpired, 'settled against its adopted hold');
+  await a.close();
+  await b.close();
+});
+
+t.test('the holds of an owner that stopped beating go one lease after adoption, and are reported', async (t) => {
+  const store = new FakeStore();
+  store.addOrg(ORG, 10_000);
+  const clock = new FakeClock();
+  const { ledger } = makeLedger(store, {}, clock);
+  const expired: string[] = [];
+  ledger.onHoldExpired = (h) => expired.push(h.requestId);
+  await ledger.adopt([{ orgId: ORG, requestId: 'dead', funding: 'balance', amount: 4000, owner: 'gone/7', createdAt: clock.now }]);
+  t.equal((await ledger.account(ORG))!.heldBalance, 4000);
+  clock.advance(SETTINGS.holdLeaseMs - 1);
+  ledger.sweep();
+  t.same(expired, [], 'not before the lease');
+  clock.advance(2);
+  ledger.sweep();
+  t.same(expired, ['dead'], 'released and reported (the host drops it from the mirror)');
+  t.equal((await ledger.account(ORG))!.heldBalance, 0);
+  await sleep(0);
+  await ledger.close();
+});
