@@ -6,6 +6,7 @@ import { createHash } from 'node:crypto';
 import type { ModalityCode } from '../catalog/types.js';
 import { GatewayError, type FieldDetail } from '../errors/gateway-error.js';
 import type { Funding, KeyScope } from './types.js';
+import { isUuid } from '../store/uuid.js';
 
 export interface KeyCreateInput {
   name: string;
@@ -28,7 +29,6 @@ export interface KeyEditInput {
 export const DEFAULT_BINDING = 'organization';
 const MODALITIES: readonly ModalityCode[] = ['text_generation', 'embeddings', 'image_generation'];
 const FUNDINGS: readonly Funding[] = ['balance', 'package'];
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const CONTROL = /[\u0000-\u001f\u007f]/;
 const MAX_NAME = 200;
 const MAX_BINDING = 100;
@@ -37,9 +37,6 @@ const SCOPE_AXES = ['modality_codes', 'model_ids', 'vendor_ids'] as const;
 /** Members fixed at creation (or never settable): naming one in an edit is a 422, not a 400. */
 const IMMUTABLE = ['binding', 'id', 'organization_id', 'prefix', 'last4', 'created_at', 'secret'];
 
-export function isUuid(text: string): boolean {
-  return UUID.test(text);
-}
 
 function isObject(v: unknown): v is Record<string, unknown> {
   return v !== null && typeof v === 'object' && !Array.isArray(v);

@@ -3,7 +3,8 @@
 // write in one transaction (the change log row included), then notify. A
 // failed notification is harmless: every worker polls the change log.
 import { randomUUID } from 'node:crypto';
-import { createRequestHash, isUuid, parseCreateInput, parseEditInput } from '../auth/key-input.js';
+import { createRequestHash, parseCreateInput, parseEditInput } from '../auth/key-input.js';
+import { isUuid } from '../store/uuid.js';
 import { generateKey } from '../auth/key-format.js';
 import { getKey, insertKey, listKeys, organizationExists, revokeKey, unknownScopeRefs, updateKey, type KeyRow } from '../auth/key-store.js';
 import { GatewayError } from '../errors/gateway-error.js';

@@ -8,7 +8,7 @@ import { formatMoney } from '../billing/money.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import { createOrganization, listUsage, readOrganization, updateOrganization, type OrganizationRow, type UsageListRow } from '../ledger/accounts.js';
 import type { AccountView, LedgerClient } from '../ledger/protocol.js';
-import { isUuid } from '../ledger/store.js';
+import { isUuid } from '../store/uuid.js';
 import type { RequestContext, Route } from '../server/context.js';
 import type { Pool } from '../store/pool.js';
 import { consoleRouteKit, REPLAYED } from './admin.js';

@@ -5,6 +5,7 @@ import type { Funding } from '../auth/types.js';
 import type { Pool } from '../store/pool.js';
 import type { AccountRow, Entry } from './actor.js';
 import type { UsageRow } from './protocol.js';
+import { isUuid } from '../store/uuid.js';
 
 export interface StoredCredit {
   amount: number;
@@ -26,11 +27,7 @@ export interface LedgerStore {
   writeCredit(entries: Entry[]): Promise<StoredCredit | null>;
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-export function isUuid(text: string): boolean {
-  return UUID.test(text);
-}
 
 // Adds the inserted entries to the organizations' running sums in the same
 // statement, so a balance can never disagree with its journal. (One UPDATE

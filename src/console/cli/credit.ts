@@ -9,7 +9,7 @@ import { parseCreditInput } from '../../billing/credit-input.js';
 import { formatMoney } from '../../billing/money.js';
 import { GatewayError } from '../../errors/gateway-error.js';
 import { creditInStore, readOrganization } from '../../ledger/accounts.js';
-import { isUuid } from '../../ledger/store.js';
+import { isUuid } from '../../store/uuid.js';
 import { organizationView } from '../org-store.js';
 import { printJson, UsageError, type Command } from './command.js';
 

@@ -1,6 +1,6 @@
 // `tollgate orgs create|show`: the same validation and SQL as the console API.
 import { randomUUID } from 'node:crypto';
-import { isUuid } from '../../auth/key-input.js';
+import { isUuid } from '../../store/uuid.js';
 import { GatewayError } from '../../errors/gateway-error.js';
 import { createOrganization, readOrganization } from '../../ledger/accounts.js';
 import { organizationView, parseOrganizationInput } from '../org-store.js';
