@@ -1,0 +1,161 @@
+// Command-line flags of `npm run bench -- …` and the settings each mode implies.
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { packageRoot } from '../src/config/paths.js';
+import { SCENARIOS, scenarioById } from './scenarios.js';
+
+export const USAGE = `npm run bench -- [flags]          (builds, then runs node dist/bench/run.js)
+
+Modes
+  (default)              quick: every scenario, 2 interleaved rounds of 1.5 s per target (< 2 min)
+  --full                 4 rounds of 4 s, plus the 32-connection streaming scenario (< 10 min)
+  --sweep                Tollgate over WORKERS × PISCINA_MAX_THREADS × connections; prints the best setting
+Targets (all in the same run, interleaved A B C A B C …)
+  --targets LIST         built-in targets to run (default direct,bare,tollgate)
+  --target NAME=URL      another gateway (its base URL; the scenario path /v1/chat/completions is appended)
+  --header 'K: V'        a header for the --target before it (repeatable), e.g. 'Authorization: Bearer …'
+  --target-pid NAME=PID  that gateway's process, so its CPU and memory can be reported
+  --database-url URL     also run a Tollgate on this PostgreSQL (target tollgate-ext)
+  --redis-url URL        …and/or with its ledger on this Redis
+Settings
+  --scenarios LIST       subset of: ${SCENARIOS.map((s) => s.id).join(', ')}
+  --rounds N  --slot-ms MS  --warmup-ms MS (unrecorded, per job)  --warm-target-ms MS (per target, once)
+  --workers N            Tollgate WORKERS (default 1)   --threads N   PISCINA_MAX_THREADS (default 1)
+  --sweep-workers 1,2  --sweep-threads 1,2  --sweep-connections 4,32,128  --sweep-scenarios unary,stream,body-100k
+  --gateway-cpus 0  --load-cpus 1   (taskset lists)   --no-pin   run unpinned
+  --profile              also CPU-profile a Tollgate worker under the unary scenario and summarise it
+  --micro                also run the micro-benchmarks (bench/ledger-roundtrip.ts, bench/micro/prepare.ts)
+  --out DIR              where the JSON and HTML reports go (default bench/results)`;
+
+export type Mode = 'quick' | 'full' | 'sweep';
+
+export interface ExtraTargetSpec {
+  name: string;
+  url: string;
+  headers: Record<string, string>;
+  pids: number[];
+}
+
+export interface Options {
+  mode: Mode;
+  rounds: number;
+  slotMs: number;
+  warmupMs: number;
+  /** Unrecorded load on each target before the first scenario (JIT, pools, connections). */
+  warmTargetMs: number;
+  scenarios: string[];
+  builtins: Set<string>;
+  extras: ExtraTargetSpec[];
+  databaseUrl?: string;
+  redisUrl?: string;
+  workers: number;
+  threads: number;
+  pin: boolean;
+  gatewayCpus: string;
+  loadCpus: string;
+  out: string;
+  micro: boolean;
+  profile: boolean;
+  sweep: { workers: number[]; threads: number[]; connections: number[]; scenarios: string[] };
+}
+
+const list = (s: string): string[] => s.split(',').map((x) => x.trim()).filter((x) => x !== '');
+const ints = (s: string, flag: string): number[] =>
+  list(s).map((x) => {
+    const n = Number(x);
+    if (!Number.isInteger(n) || n < 1) throw new Error(`${flag}: '${x}' is not a positive integer`);
+    return n;
+  });
+
+export function parseOptions(argv: string[]): Options | null {
+  const { values, tokens } = parseArgs({
+    args: argv,
+    tokens: true,
+    options: {
+      help: { type: 'boolean', short: 'h' },
+      full: { type: 'boolean' },
+      sweep: { type: 'boolean' },
+      targets: { type: 'string' },
+      target: { type: 'string', multiple: true },
+      header: { type: 'string', multiple: true },
+      'target-pid': { type: 'string', multiple: true },
+      'database-url': { type: 'string' },
+      'redis-url': { type: 'string' },
+      scenarios: { type: 'string' },
+      rounds: { type: 'string' },
+      'slot-ms': { type: 'string' },
+      'warmup-ms': { type: 'string' },
+      'warm-target-ms': { type: 'string' },
+      workers: { type: 'string', default: '1' },
+      threads: { type: 'string', default: '1' },
+      'sweep-workers': { type: 'string', default: '1,2' },
+      'sweep-threads': { type: 'string', default: '1,2' },
+      'sweep-connections': { type: 'string', default: '4,32,128' },
+      'sweep-scenarios': { type: 'string', default: 'unary,stream,body-100k' },
+      'gateway-cpus': { type: 'string', default: '0' },
+      'load-cpus': { type: 'string', default: '1' },
+      'no-pin': { type: 'boolean' },
+      profile: { type: 'boolean' },
+      micro: { type: 'boolean' },
+      out: { type: 'string', default: join(packageRoot, 'bench/results') },
+    },
+  });
+  if (values.help) return null;
+  const mode: Mode = values.sweep ? 'sweep' : values.full ? 'full' : 'quick';
+  const preset = { quick: [2, 1500, 250, 1000], full: [4, 4000, 500, 3000], sweep: [2, 2000, 250, 1000] }[mode];
+
+  // --header belongs to the --target before it, so read the flags in order.
+  const extras: ExtraTargetSpec[] = [];
+  for (const t of tokens ?? []) {
+    if (t.kind !== 'option' || t.value === undefined) continue;
+    if (t.name === 'target') {
+      const eq = t.value.indexOf('=');
+      if (eq <= 0) throw new Error(`--target expects NAME=URL, got '${t.value}'`);
+      extras.push({ name: t.value.slice(0, eq), url: t.value.slice(eq + 1), headers: {}, pids: [] });
+    } else if (t.name === 'header') {
+      const last = extras[extras.length - 1];
+      const colon = t.value.indexOf(':');
+      if (last === undefined || colon <= 0) throw new Error(`--header 'Name: value' must follow a --target`);
+      last.headers[t.value.slice(0, colon).trim().toLowerCase()] = t.value.slice(colon + 1).trim();
+    } else if (t.name === 'target-pid') {
+      const [name, pid] = t.value.split('=');
+      const spec = extras.find((e) => e.name === name);
+      if (spec === undefined || !Number.isInteger(Number(pid))) throw new Error(`--target-pid NAME=PID must name a --target`);
+      spec.pids.push(Number(pid));
+    }
+  }
+
+  const scenarios = values.scenarios !== undefined ? list(values.scenarios) : SCENARIOS.filter((s) => mode === 'full' || !s.fullOnly).map((s) => s.id);
+  for (const id of scenarios) scenarioById(id);
+  const sweepScenarios = list(values['sweep-scenarios']!);
+  for (const id of sweepScenarios) scenarioById(id);
+  const builtins = new Set(list(values.targets ?? 'direct,bare,tollgate'));
+  for (const b of builtins) if (!['direct', 'bare', 'tollgate'].includes(b)) throw new Error(`--targets: unknown built-in target '${b}'`);
+  const num = (v: string | undefined, fallback: number, flag: string): number => (v === undefined ? fallback : ints(v, flag)[0]!);
+  return {
+    mode,
+    rounds: num(values.rounds, preset[0]!, '--rounds'),
+    slotMs: num(values['slot-ms'], preset[1]!, '--slot-ms'),
+    warmupMs: values['warmup-ms'] === undefined ? preset[2]! : Number(values['warmup-ms']),
+    warmTargetMs: values['warm-target-ms'] === undefined ? preset[3]! : Number(values['warm-target-ms']),
+    scenarios,
+    builtins,
+    extras,
+    databaseUrl: values['database-url'],
+    redisUrl: values['redis-url'],
+    workers: num(values.workers, 1, '--workers'),
+    threads: num(values.threads, 1, '--threads'),
+    pin: !values['no-pin'],
+    gatewayCpus: values['gateway-cpus']!,
+    loadCpus: values['load-cpus']!,
+    out: values.out!,
+    micro: values.micro === true,
+    profile: values.profile === true,
+    sweep: {
+      workers: ints(values['sweep-workers']!, '--sweep-workers'),
+      threads: ints(values['sweep-threads']!, '--sweep-threads'),
+      connections: ints(values['sweep-connections']!, '--sweep-connections'),
+      scenarios: sweepScenarios,
+    },
+  };
+}

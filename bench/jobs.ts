@@ -1,0 +1,75 @@
+// Running scenarios: one load generator job per (scenario, round, target),
+// targets interleaved A B C A B C … so that a noisy neighbour hurts every
+// target alike, and any error stops the run.
+import type { Options } from './cli.js';
+import type { LoadJob } from './loadgen-job.js';
+import { measure, type MeasureContext, type Sample } from './measure.js';
+import type { Report } from './report-files.js';
+import { SCENARIOS, scenarioById, type Scenario } from './scenarios.js';
+import type { Target } from './targets.js';
+
+const log = (s: string): void => void process.stderr.write(`${s}\n`);
+
+export function jobFor(target: Target, s: Scenario, o: Options, concurrency = s.concurrency): LoadJob {
+  return {
+    origin: target.origin,
+    path: `${target.pathPrefix}/v1/chat/completions`,
+    headers: target.headers,
+    body: s.body,
+    concurrency,
+    keepAlive: s.keepAlive,
+    stream: s.stream,
+    expectSuffix: s.expectSuffix,
+    warmupMs: o.warmupMs,
+    durationMs: o.slotMs,
+    maxRequests: 5_000_000,
+  };
+}
+
+/** Any error fails the run: print what came back, keep the partial report, exit non-zero. */
+export class RunFailed extends Error {}
+
+export function assertClean(s: Sample): void {
+  const r = s.result;
+  if (r.errors === 0) return;
+  throw new RunFailed(
+    `${s.target} answered ${r.errors} error(s) in scenario ${s.scenario} (round ${s.round}): ${JSON.stringify(r.errorKinds)}\n  ` + r.errorSamples.join('\n  '),
+  );
+}
+
+export function progress(i: number, n: number, s: Sample): string {
+  const r = s.result;
+  const rps = r.elapsedMs > 0 ? Math.round((r.requests / r.elapsedMs) * 1000) : 0;
+  const cpu = s.processes.reduce((sum, p) => sum + p.cpuMs, 0);
+  const perReq = r.requests > 0 && s.processes.length > 0 ? `${((cpu / r.requests) * 1000).toFixed(0)} µs CPU/req` : '';
+  const noise = s.otherCores >= 0.05 ? `  (other processes: ${s.otherCores.toFixed(2)} cores)` : '';
+  return `[${String(i).padStart(3)}/${n}] ${s.scenario.padEnd(14)} ${s.target.padEnd(13)} r${s.round}  ${String(rps).padStart(6)} req/s  ${String(r.requests).padStart(6)} req  ${perReq}${noise}`;
+}
+
+
+export async function runScenarios(ctx: MeasureContext, o: Options, targets: Target[], report: Report): Promise<void> {
+  const scenarios = o.scenarios.map(scenarioById);
+  report.scenarios = scenarios.map(({ body, ...rest }) => ({ ...rest, bodyBytes: Buffer.byteLength(body) }));
+  // JIT, connection pools and the gateway's caches warm on every target before anything is recorded.
+  const warm = SCENARIOS[0]!;
+  for (const t of targets) {
+    log(`warming ${t.name}…`);
+    const s = await measure(ctx, t, 'warm-up', 0, { ...jobFor(t, warm, o), warmupMs: o.warmTargetMs, durationMs: 200 });
+    assertClean(s);
+  }
+  const applies = (s: Scenario, t: Target): boolean => !s.gatewayOnly || t.kind === 'tollgate' || t.kind === 'extra';
+  const total = scenarios.reduce((n, s) => n + o.rounds * targets.filter((t) => applies(s, t)).length, 0);
+  let i = 0;
+  for (const s of scenarios) {
+    for (let round = 1; round <= o.rounds; round++) {
+      for (const t of targets) {
+        if (!applies(s, t)) continue;
+        const sample = await measure(ctx, t, s.id, round, jobFor(t, s, o));
+        report.samples.push(sample);
+        log(progress(++i, total, sample));
+        assertClean(sample);
+      }
+    }
+  }
+}
+

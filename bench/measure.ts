@@ -1,0 +1,119 @@
+// One measured job: the load generator (its own process) drives a target while
+// the runner reads the target's CPU time from /proc at the edges of the
+// recorded phase and samples its processes' resident memory during it.
+import { join } from 'node:path';
+import { packageRoot } from '../src/config/paths.js';
+import type { LoadJob, LoadMessage, LoadResult } from './loadgen-job.js';
+import { cpuMs, machineBusyMs, rssBytes, Spawned } from './procs.js';
+import type { ProcessRole, Target } from './targets.js';
+
+const RSS_SAMPLE_MS = 100;
+
+export class LoadGen {
+  private onMessage: ((m: LoadMessage) => void) | null = null;
+
+  private constructor(private readonly proc: Spawned) {
+    proc.proc.on('message', (m: LoadMessage) => this.onMessage?.(m));
+  }
+
+  get pid(): number {
+    return this.proc.pid;
+  }
+
+  static async start(cpus: string | null): Promise<LoadGen> {
+    const proc = new Spawned('load generator', [join(packageRoot, 'dist/bench/loadgen.js')], { cpus, ipc: true });
+    const gen = new LoadGen(proc);
+    await new Promise<void>((resolve, reject) => {
+      gen.onMessage = (m) => m.type === 'ready' && resolve();
+      void proc.exited.then((code) => reject(new Error(`load generator exited (${code})\n${proc.tail()}`)));
+    });
+    return gen;
+  }
+
+  /** Runs `job`; `measuring` is called (and awaited) between the warm-up and the recorded phase. */
+  run(job: LoadJob, measuring: () => void): Promise<LoadResult> {
+    return new Promise((resolve, reject) => {
+      const gone = (code: number | null): void => reject(new Error(`load generator exited (${code}) during a job\n${this.proc.tail()}`));
+      void this.proc.exited.then(gone);
+      this.onMessage = (m) => {
+        if (m.type === 'measuring') {
+          measuring();
+          this.proc.proc.send({ type: 'go' });
+        } else if (m.type === 'result') resolve(m.result);
+        else if (m.type === 'failed') reject(new Error(`load generator: ${m.message}`));
+      };
+      this.proc.proc.send({ type: 'job', job });
+    });
+  }
+
+  stop(): Promise<void> {
+    return this.proc.stop(2000);
+  }
+}
+
+export interface ProcessUse extends ProcessRole {
+  cpuMs: number;
+  peakRssBytes: number;
+}
+
+export interface Sample {
+  scenario: string;
+  target: string;
+  round: number;
+  concurrency: number;
+  result: LoadResult;
+  /** The target's processes (for Tollgate: the primary and every worker). Empty when unknown (extra targets without --target-pid). */
+  processes: ProcessUse[];
+  /** The simulator's CPU during the job: with the load generator's, what the load core spent. */
+  simulatorCpuMs: number;
+  /** CPU that processes outside this run (and the hypervisor) took during the job, in cores: the noise. */
+  otherCores: number;
+}
+
+export interface MeasureContext {
+  loadgen: LoadGen;
+  simulatorPid: number;
+}
+
+export async function measure(ctx: MeasureContext, target: Target, scenario: string, round: number, job: LoadJob): Promise<Sample> {
+  const roles = target.processes();
+  const pids = [...new Set([...roles.map((r) => r.pid), ctx.simulatorPid])];
+  const before = new Map<number, number>();
+  const peak = new Map<number, number>();
+  let timer: NodeJS.Timeout | null = null;
+  const sampleRss = (): void => {
+    for (const r of roles) {
+      const rss = rssBytes(r.pid);
+      if (rss !== null && rss > (peak.get(r.pid) ?? 0)) peak.set(r.pid, rss);
+    }
+  };
+  let result: LoadResult;
+  let busy0 = 0;
+  let self0 = process.cpuUsage();
+  try {
+    result = await ctx.loadgen.run(job, () => {
+      busy0 = machineBusyMs();
+      self0 = process.cpuUsage();
+      for (const pid of pids) before.set(pid, cpuMs(pid) ?? 0);
+      sampleRss();
+      timer = setInterval(sampleRss, RSS_SAMPLE_MS);
+    });
+  } finally {
+    if (timer !== null) clearInterval(timer);
+  }
+  sampleRss();
+  const used = (pid: number): number => Math.max(0, (cpuMs(pid) ?? before.get(pid) ?? 0) - (before.get(pid) ?? 0));
+  const self = process.cpuUsage(self0);
+  const ours = pids.reduce((sum, pid) => sum + used(pid), 0) + result.cpuUserMs + result.cpuSystemMs + (self.user + self.system) / 1000;
+  const otherCores = result.elapsedMs > 0 ? Math.max(0, machineBusyMs() - busy0 - ours) / result.elapsedMs : 0;
+  return {
+    scenario,
+    target: target.name,
+    round,
+    concurrency: job.concurrency,
+    result,
+    processes: roles.map((r) => ({ ...r, cpuMs: used(r.pid), peakRssBytes: peak.get(r.pid) ?? 0 })),
+    simulatorCpuMs: target.kind === 'direct' ? 0 : used(ctx.simulatorPid),
+    otherCores: Math.round(otherCores * 100) / 100,
+  };
+}

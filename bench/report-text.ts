@@ -1,0 +1,100 @@
+// The report as text: the tables printed at the end of a run (and pasted into
+// the README's Performance section), the checks, and the sweep grid.
+import type { Aggregate, Check } from './results.js';
+import type { Scenario, SkippedScenario } from './scenarios.js';
+import type { SweepCell, SweepSetting } from './sweep-model.js';
+
+const MB = 1024 * 1024;
+
+function table(head: string[], rows: string[][]): string {
+  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
+  const line = (cells: string[]): string => `| ${cells.map((c, i) => (i < 2 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join(' | ')} |`;
+  return [line(head), `|${widths.map((w, i) => (i < 2 ? ':' : '-') + '-'.repeat(w) + (i < 2 ? '-' : ':')).join('|')}|`, ...rows.map(line)].join('\n');
+}
+
+const ms = (x: number | null | undefined): string => (x === null || x === undefined || !Number.isFinite(x) ? '–' : x < 10 ? x.toFixed(3) : x.toFixed(1));
+const signed = (x: number | null): string => (x === null ? '–' : `${x >= 0 ? '+' : ''}${ms(x)}`);
+const ratio = (x: number | null | undefined): string => (x === null || x === undefined || !Number.isFinite(x) ? '–' : `${x.toFixed(2)}×`);
+const mb = (b: number | undefined): string => (b === undefined || b === 0 ? '–' : (b / MB).toFixed(0));
+const int = (x: number): string => Math.round(x).toLocaleString('en-US');
+
+/** The memory column: the largest process per role (a gateway's worker and its primary apart). */
+function memory(a: Aggregate): string {
+  const roles = Object.entries(a.peakRssByRole);
+  if (roles.length === 0) return '–';
+  if (roles.length === 1) return mb(roles[0]![1]);
+  return roles.map(([role, b]) => `${role[0]}${mb(b)}`).join(' ');
+}
+
+export function unaryTable(aggs: Aggregate[], scenarios: Scenario[]): string {
+  const rows: string[][] = [];
+  for (const s of scenarios) {
+    for (const a of aggs.filter((x) => x.scenario === s.id)) {
+      rows.push([
+        s.id,
+        a.target,
+        int(a.rps),
+        ms(a.latency.p50),
+        ms(a.latency.p90),
+        ms(a.latency.p99),
+        ms(a.latency.max),
+        signed(a.addedP50),
+        signed(a.addedP99),
+        a.cpuMsPerK === null ? '–' : (a.cpuMsPerK / 1000).toFixed(3),
+        memory(a),
+        a.targetCores === null ? '–' : a.targetCores.toFixed(2),
+        a.loadCores.toFixed(2),
+        String(a.errors),
+      ]);
+    }
+  }
+  return table(['scenario', 'target', 'req/s', 'p50 ms', 'p90 ms', 'p99 ms', 'max ms', '+p50', '+p99', 'CPU s/1k', 'peak RSS MB', 'tgt cores', 'load cores', 'err'], rows);
+}
+
+export function streamTable(aggs: Aggregate[], scenarios: Scenario[]): string {
+  const rows: string[][] = [];
+  for (const s of scenarios.filter((x) => x.stream)) {
+    const bare = aggs.find((x) => x.scenario === s.id && x.kind === 'bare');
+    for (const a of aggs.filter((x) => x.scenario === s.id)) {
+      const addTtfb = bare?.ttfb && a.ttfb && a !== bare ? a.ttfb.p50 - bare.ttfb.p50 : null;
+      const totalPct = bare && a !== bare ? `${(((a.latency.p50 - bare.latency.p50) / bare.latency.p50) * 100).toFixed(1)}%` : '–';
+      rows.push([s.id, a.target, ms(a.ttfb?.p50), ms(a.ttfb?.p99), signed(addTtfb), ms(a.gap?.p50), ms(a.gap?.p99), ms(a.gap?.max), ms(a.latency.p50), ms(a.latency.p99), totalPct]);
+    }
+  }
+  return table(['scenario', 'target', 'TTFB p50', 'TTFB p99', '+TTFB p50', 'gap p50', 'gap p99', 'gap max', 'total p50', 'total p99', 'total vs bare'], rows);
+}
+
+export function ratioTable(aggs: Aggregate[], scenarios: Scenario[]): string {
+  const rows: string[][] = [];
+  for (const s of scenarios) {
+    for (const a of aggs.filter((x) => x.scenario === s.id && (x.kind === 'tollgate' || x.kind === 'extra') && x.vsBare !== null)) {
+      rows.push([s.id, `${a.target} / bare`, ratio(a.vsBare?.rps), ratio(a.vsBare?.cpu), ratio(a.vsBare?.p50)]);
+    }
+    const bare = aggs.find((x) => x.scenario === s.id && x.kind === 'bare');
+    if (bare?.vsDirect) rows.push([s.id, 'bare / direct', ratio(bare.vsDirect.rps), ratio(bare.vsDirect.cpu), ratio(bare.vsDirect.p50)]);
+  }
+  return table(['scenario', 'ratio', 'req/s', 'CPU/req', 'p50'], rows);
+}
+
+export function checksTable(list: Check[]): string {
+  return table(
+    ['target', 'target of issue 7', 'measured', 'limit', 'result'],
+    list.map((c) => [c.target, c.what, c.measured, c.limit, c.pass ? 'met' : `MISSED by ${c.miss}`]),
+  );
+}
+
+export function skippedText(skipped: readonly SkippedScenario[]): string {
+  return skipped.map((s) => `- ${s.id}: ${s.reason}`).join('\n');
+}
+
+export function sweepTable(cells: SweepCell[], settings: SweepSetting[]): string {
+  const rows = cells.map((c) => [
+    c.scenario,
+    String(c.concurrency),
+    ...settings.map((s) => {
+      const a = c.results[s.label];
+      return a === undefined ? '–' : `${int(a.rps)} / ${ms(a.latency.p99)}`;
+    }),
+  ]);
+  return table(['scenario', 'conns', ...settings.map((s) => `${s.label} req/s / p99 ms`)], rows);
+}

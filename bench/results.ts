@@ -1,0 +1,169 @@
+// From raw samples (one per job) to the figures the report states: per target
+// and scenario, rounds merged; the overhead over the floor; and the issue's
+// targets checked for every Tollgate target.
+import { Histogram, type LatencySummary } from './histogram.js';
+import type { Sample } from './measure.js';
+import type { TargetKind } from './targets.js';
+
+export interface Aggregate {
+  scenario: string;
+  target: string;
+  kind: TargetKind;
+  concurrency: number;
+  rounds: number;
+  requests: number;
+  errors: number;
+  rps: number;
+  latency: LatencySummary;
+  ttfb: LatencySummary | null;
+  gap: LatencySummary | null;
+  /** CPU ms of the target's processes per 1,000 requests (= CPU seconds per 1,000 requests × 1000); null when unknown. */
+  cpuMsPerK: number | null;
+  cpuMsPerKByRole: Record<string, number>;
+  /** The target's CPU over wall time: 1.0 = one core busy. */
+  targetCores: number | null;
+  /** Load generator + simulator CPU over wall time: near 1.0 means the load core, not the target, was the limit. */
+  loadCores: number;
+  loadgenCpuMsPerK: number;
+  /** Highest resident memory seen per role (largest process of that role), bytes. */
+  peakRssByRole: Record<string, number>;
+  /** Added over the bare proxy in the same scenario (ms), and ratios; null for the bare proxy itself or when absent. */
+  addedP50: number | null;
+  addedP99: number | null;
+  vsBare: { rps: number; cpu: number | null; p50: number } | null;
+  vsDirect: { rps: number; cpu: number | null; p50: number } | null;
+}
+
+const r2 = (x: number): number => Math.round(x * 100) / 100;
+const r3 = (x: number): number => Math.round(x * 1000) / 1000;
+
+export function aggregate(samples: Sample[], kinds: Map<string, TargetKind>): Aggregate[] {
+  const groups = new Map<string, Sample[]>();
+  for (const s of samples) {
+    const k = `${s.scenario}\u0000${s.target}`;
+    groups.set(k, [...(groups.get(k) ?? []), s]);
+  }
+  const out: Aggregate[] = [];
+  for (const group of groups.values()) {
+    const first = group[0]!;
+    const lat = new Histogram();
+    const ttfb = new Histogram();
+    const gap = new Histogram();
+    let requests = 0;
+    let errors = 0;
+    let elapsed = 0;
+    let loadgenCpu = 0;
+    let simCpu = 0;
+    let targetCpu = 0;
+    const roleCpu: Record<string, number> = {};
+    const peak: Record<string, number> = {};
+    let known = true;
+    for (const s of group) {
+      const r = s.result;
+      lat.merge(r.latency);
+      if (r.ttfb) ttfb.merge(r.ttfb);
+      if (r.gap) gap.merge(r.gap);
+      requests += r.requests;
+      errors += r.errors;
+      elapsed += r.elapsedMs;
+      loadgenCpu += r.cpuUserMs + r.cpuSystemMs;
+      simCpu += s.simulatorCpuMs;
+      if (s.processes.length === 0) known = false;
+      for (const p of s.processes) {
+        targetCpu += p.cpuMs;
+        roleCpu[p.role] = (roleCpu[p.role] ?? 0) + p.cpuMs;
+        peak[p.role] = Math.max(peak[p.role] ?? 0, p.peakRssBytes);
+      }
+    }
+    const perK = (ms: number): number => (requests === 0 ? NaN : r2((ms / requests) * 1000));
+    out.push({
+      scenario: first.scenario,
+      target: first.target,
+      kind: kinds.get(first.target) ?? 'extra',
+      concurrency: first.concurrency,
+      rounds: group.length,
+      requests,
+      errors,
+      rps: elapsed === 0 ? 0 : Math.round((requests / elapsed) * 1000),
+      latency: lat.summary(),
+      ttfb: first.result.ttfb ? ttfb.summary() : null,
+      gap: first.result.gap ? gap.summary() : null,
+      cpuMsPerK: known ? perK(targetCpu) : null,
+      cpuMsPerKByRole: Object.fromEntries(Object.entries(roleCpu).map(([k, v]) => [k, perK(v)])),
+      targetCores: known && elapsed > 0 ? r2(targetCpu / elapsed) : null,
+      loadCores: elapsed > 0 ? r2((loadgenCpu + simCpu + (kinds.get(first.target) === 'direct' ? targetCpu : 0)) / elapsed) : 0,
+      loadgenCpuMsPerK: perK(loadgenCpu),
+      peakRssByRole: peak,
+      addedP50: null,
+      addedP99: null,
+      vsBare: null,
+      vsDirect: null,
+    });
+  }
+  for (const a of out) {
+    const bare = out.find((b) => b.scenario === a.scenario && b.kind === 'bare');
+    const direct = out.find((b) => b.scenario === a.scenario && b.kind === 'direct');
+    const ratios = (base: Aggregate): { rps: number; cpu: number | null; p50: number } => ({
+      rps: r2(a.rps / base.rps),
+      cpu: a.cpuMsPerK !== null && base.cpuMsPerK !== null ? r2(a.cpuMsPerK / base.cpuMsPerK) : null,
+      p50: r2(a.latency.p50 / base.latency.p50),
+    });
+    if (bare !== undefined && a !== bare) {
+      a.addedP50 = r3(a.latency.p50 - bare.latency.p50);
+      a.addedP99 = r3(a.latency.p99 - bare.latency.p99);
+      a.vsBare = ratios(bare);
+    }
+    if (direct !== undefined && a !== direct) a.vsDirect = ratios(direct);
+  }
+  return out;
+}
+
+export interface Check {
+  target: string;
+  what: string;
+  measured: string;
+  limit: string;
+  pass: boolean;
+  /** How far past the limit, in words, when missed. */
+  miss: string;
+}
+
+const MB = 1024 * 1024;
+
+/** The issue's targets (issue 7), for each Tollgate target, against the bare proxy in the same run. */
+export function checks(aggs: Aggregate[]): Check[] {
+  const out: Check[] = [];
+  const find = (scenario: string, kind: TargetKind, target?: string): Aggregate | undefined =>
+    aggs.find((a) => a.scenario === scenario && a.kind === kind && (target === undefined || a.target === target));
+  const gateways = [...new Set(aggs.filter((a) => a.kind === 'tollgate').map((a) => a.target))];
+  for (const t of gateways) {
+    const add = (what: string, measured: number, limit: number, unit: string, lowerIsBetter = true): void => {
+      if (!Number.isFinite(measured) || !Number.isFinite(limit)) return;
+      const pass = lowerIsBetter ? measured <= limit : measured >= limit;
+      const fmt = (x: number): string => `${unit === 'MB' ? (x / MB).toFixed(1) : x.toFixed(unit === 'ms' ? 3 : 2)} ${unit}`.trim();
+      const diff = Math.abs(measured - limit);
+      const miss = pass ? '' : `${fmt(diff)} ${lowerIsBetter ? 'over' : 'under'} (${Math.round((diff / limit) * 100)}%)`;
+      out.push({ target: t, what, measured: fmt(measured), limit: fmt(limit), pass, miss });
+    };
+    const pairs = (scenario: string): [Aggregate, Aggregate] | null => {
+      const g = find(scenario, 'tollgate', t);
+      const b = find(scenario, 'bare');
+      return g && b ? [g, b] : null;
+    };
+    const unary = pairs('unary');
+    if (unary) {
+      const [g, b] = unary;
+      if (g.cpuMsPerK !== null && b.cpuMsPerK !== null) add('unary: CPU per request ≤ 2× bare (µs)', g.cpuMsPerK, 2 * b.cpuMsPerK, 'µs');
+      add('unary: throughput ≥ 50% of bare (req/s)', g.rps, 0.5 * b.rps, 'req/s', false);
+    }
+    const one = pairs('unary-1conn');
+    if (one) add('unary, 1 connection: p50 ≤ bare + 0.15 ms', one[0].latency.p50, one[1].latency.p50 + 0.15, 'ms');
+    const stream = pairs('stream');
+    if (stream?.[0].ttfb && stream[1].ttfb) add('stream: TTFB p50 ≤ bare + 0.3 ms', stream[0].ttfb.p50, stream[1].ttfb.p50 + 0.3, 'ms');
+    const paced = pairs('stream-delay5');
+    if (paced) add('stream, 5 ms between chunks: total p50 ≤ bare + 2%', paced[0].latency.p50, paced[1].latency.p50 * 1.02, 'ms');
+    const workerPeak = Math.max(0, ...aggs.filter((a) => a.target === t && a.scenario !== 'tokenizer').map((a) => a.peakRssByRole.worker ?? 0));
+    if (workerPeak > 0) add('chat scenarios: peak RSS per HTTP worker ≤ 150 MB', workerPeak, 150 * MB, 'MB');
+  }
+  return out;
+}

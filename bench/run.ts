@@ -1,0 +1,125 @@
+// `npm run bench`: starts everything on loopback (the simulator in its own
+// process, the bare proxy, Tollgate on the embedded default, optionally one on
+// DATABASE_URL/REDIS_URL, and any --target), runs the scenarios with the
+// targets interleaved (A B C A B C …) so a noisy machine hurts all of them
+// alike, prints the tables, writes bench/results/bench-<mode>-<time>.{json,html}
+// and stops everything it started — also on Ctrl-C and on errors.
+//
+// Layout on a 2-core machine (issue 7): gateway processes (Tollgate, the bare
+// proxy) pinned to core 0; the load generator, the simulator and this runner
+// on core 1. `--no-pin` runs unpinned.
+import { cpus, loadavg } from 'node:os';
+import type { Options } from './cli.js';
+import { parseOptions, USAGE } from './cli.js';
+import { runScenarios } from './jobs.js';
+import { LoadGen, type MeasureContext } from './measure.js';
+import { runMicro } from './micro.js';
+import { installCleanup, interrupted, pinningAvailable, pinSelf, stopAll } from './procs.js';
+import { runProfile } from './profile.js';
+import { buildMeta, type Report, writeReports } from './report-files.js';
+import { checksTable, ratioTable, skippedText, streamTable, unaryTable } from './report-text.js';
+import { aggregate, checks } from './results.js';
+import { SKIPPED, scenarioById } from './scenarios.js';
+import { runSweep } from './sweep.js';
+import { directTarget, extraTarget, startBare, startSimulator, startTollgate, type Target, type TargetKind } from './targets.js';
+
+const log = (s: string): void => void process.stderr.write(`${s}\n`);
+
+async function main(): Promise<number> {
+  let opts: Options | null;
+  try {
+    opts = parseOptions(process.argv.slice(2));
+  } catch (err) {
+    log(`${(err as Error).message}\n\n${USAGE}`);
+    return 2;
+  }
+  if (opts === null) {
+    log(USAGE);
+    return 0;
+  }
+  const o = opts;
+  installCleanup(log);
+  const pin = o.pin && pinningAvailable();
+  if (o.pin && !pin) log('note: taskset or a second CPU is missing; running unpinned (numbers are less comparable)');
+  if (pin) pinSelf(o.loadCpus);
+  const gwCpus = pin ? o.gatewayCpus : null;
+  const loadCpus = pin ? o.loadCpus : null;
+  const started = Date.now();
+  const report: Report = { meta: buildMeta(o, pin), targets: [], scenarios: [], skipped: [...SKIPPED], samples: [], aggregates: [], checks: [] };
+  log(`tollgate bench, ${o.mode} mode; load average ${loadavg().map((x) => x.toFixed(2)).join(' ')} on ${cpus().length} CPUs`);
+  if (loadavg()[0]! > 0.5) log('note: the machine is busy (1-minute load > 0.5): numbers will be noisy; prefer a quiet machine for figures you publish');
+
+  const sim = await startSimulator(loadCpus);
+  const targets: Target[] = [];
+  try {
+    if (o.builtins.has('direct')) targets.push(directTarget(sim));
+    const bare = o.builtins.has('bare') || o.mode === 'sweep' ? await startBare(sim.url, gwCpus) : null;
+    if (bare !== null) targets.push(bare);
+    if (o.builtins.has('tollgate') && o.mode !== 'sweep') {
+      log(`starting Tollgate (WORKERS=${o.workers}, PISCINA_MAX_THREADS=${o.threads}, embedded store)…`);
+      targets.push(await startTollgate({ name: 'tollgate', cpus: gwCpus, simUrl: sim.url, workers: o.workers, piscinaMaxThreads: o.threads }));
+    }
+    if ((o.databaseUrl || o.redisUrl) && o.mode !== 'sweep') {
+      log('starting Tollgate on the given DATABASE_URL / REDIS_URL…');
+      targets.push(
+        await startTollgate({ name: 'tollgate-ext', cpus: gwCpus, simUrl: sim.url, workers: o.workers, piscinaMaxThreads: o.threads, databaseUrl: o.databaseUrl, redisUrl: o.redisUrl }),
+      );
+    }
+    for (const e of o.extras) targets.push(extraTarget(e.name, e.url, e.headers, e.pids));
+    report.targets = targets.map((t) => ({ name: t.name, kind: t.kind, origin: t.origin, settings: t.settings }));
+    const ctx: MeasureContext = { loadgen: await LoadGen.start(loadCpus), simulatorPid: sim.proc.pid };
+
+    if (o.mode === 'sweep') {
+      report.sweep = await runSweep(ctx, o, sim.url, bare!, gwCpus, log);
+      log(`\n${report.sweep.table}\n\n${report.sweep.verdict.text}`);
+    } else {
+      await runScenarios(ctx, o, targets, report);
+      if (o.profile) report.profile = await runProfile(ctx, o, sim.url, gwCpus, log);
+    }
+    if (o.micro) report.micro = await runMicro(gwCpus, log);
+  } catch (err) {
+    report.failed = interrupted !== null ? `interrupted (${interrupted})` : (err as Error).message;
+    if (interrupted === null) log(`\nBENCH FAILED: ${(err as Error).message}`);
+  } finally {
+    log('stopping everything this run started…');
+    await stopAll();
+  }
+  report.meta.loadavgAfter = loadavg();
+  const all = [...report.samples, ...(report.sweep?.samples ?? [])];
+  const other = all.map((x) => x.otherCores);
+  report.meta.otherCores = { mean: other.length ? Math.round((other.reduce((a, b) => a + b, 0) / other.length) * 100) / 100 : 0, max: Math.max(0, ...other) };
+  report.meta.seconds = Math.round((Date.now() - started) / 1000);
+  const kinds = new Map<string, TargetKind>(targets.map((t) => [t.name, t.kind]));
+  report.aggregates = aggregate(report.samples, kinds);
+  report.checks = checks(report.aggregates);
+  printTables(report);
+  const files = writeReports(o.out, report);
+  const m = report.meta;
+  log(`\nreports: ${files.json}\n         ${files.html}`);
+  log(`(${m.seconds} s; load average before ${m.loadavgBefore.map((x) => x.toFixed(2)).join(' ')}, after ${m.loadavgAfter.map((x) => x.toFixed(2)).join(' ')}; other processes took ${m.otherCores.mean} cores on average during the measurements, ${m.otherCores.max} at most)`);
+  if (m.otherCores.max > 0.2) log('note: other processes competed for the CPUs during this run; compare ratios rather than absolute figures, or rerun on a quiet machine');
+  return interrupted !== null ? 130 : report.failed !== undefined ? 1 : 0;
+}
+
+function printTables(report: Report): void {
+  if (report.aggregates.length > 0) {
+    const scenarios = report.scenarios.map((s) => scenarioById(s.id));
+    log(`\nAll scenarios (latency in ms; +p50/+p99 over the bare proxy; CPU s/1k = CPU seconds of the target's processes per 1,000 requests;`);
+    log(`peak RSS: largest process per role, p = primary, w = worker; tgt/load cores: CPU used over wall time)\n`);
+    log(unaryTable(report.aggregates, scenarios));
+    if (scenarios.some((s) => s.stream)) log(`\nStreams (ms; gap = time between SSE events as the client receives them)\n\n${streamTable(report.aggregates, scenarios)}`);
+    log(`\nRatios\n\n${ratioTable(report.aggregates, scenarios)}`);
+  }
+  if (report.checks.length > 0) log(`\nTargets of issue 7\n\n${checksTable(report.checks)}`);
+  log(`\nNot measured\n${skippedText(report.skipped)}`);
+  if (report.profile) log(`\n${report.profile.text}`);
+}
+
+main().then(
+  (code) => process.exit(code),
+  async (err: Error) => {
+    log(`bench failed: ${err.stack ?? err}`);
+    await stopAll();
+    process.exit(1);
+  },
+);

@@ -1,0 +1,141 @@
+// The scenarios: what is sent, how (connections, keep-alive, streaming), and
+// what the answer must end with. The same body goes to every target; the
+// simulator's directives ([sim:...], README "The simulator supplier") fix the
+// answer's size and pacing so every target gets exactly the same work.
+export interface Scenario {
+  id: string;
+  title: string;
+  stream: boolean;
+  keepAlive: boolean;
+  concurrency: number;
+  body: string;
+  expectSuffix: string;
+  /** Only meaningful for a gateway (e.g. its tokenizer pool); not run against direct and bare. */
+  gatewayOnly?: boolean;
+  /** Part of --full only. */
+  fullOnly?: boolean;
+  note: string;
+}
+
+export interface SkippedScenario {
+  id: string;
+  reason: string;
+}
+
+const MODEL = 'nw-swift-1';
+
+function chat(content: string, extra: Record<string, unknown> = {}, history: unknown[] = []): string {
+  return JSON.stringify({ model: MODEL, messages: [...history, { role: 'user', content }], max_tokens: 128, ...extra });
+}
+
+const STREAM = { stream: true, stream_options: { include_usage: true } };
+const DONE = 'data: [DONE]\n\n';
+
+/** ~100 KB of conversation before the question: what a long chat sends on every turn. */
+function longHistory(bytes: number): unknown[] {
+  const sentence = 'The gateway forwards this earlier turn of a long conversation unchanged. ';
+  const turns: unknown[] = [];
+  let size = 0;
+  for (let i = 0; size < bytes; i++) {
+    const content = `${i}: ${sentence.repeat(26)}`;
+    size += content.length + 40;
+    turns.push({ role: i % 2 === 0 ? 'user' : 'assistant', content });
+  }
+  return turns;
+}
+
+export const SCENARIOS: readonly Scenario[] = [
+  {
+    id: 'unary',
+    title: 'unary chat, small body, keep-alive, 32 connections',
+    stream: false,
+    keepAlive: true,
+    concurrency: 32,
+    body: chat('Say hello in sixteen words. [sim:words=16]'),
+    expectSuffix: '}',
+    note: 'Throughput and CPU per request: the cost of the gateway per call.',
+  },
+  {
+    id: 'unary-1conn',
+    title: 'unary chat, small body, keep-alive, 1 connection',
+    stream: false,
+    keepAlive: true,
+    concurrency: 1,
+    body: chat('Say hello in sixteen words. [sim:words=16]'),
+    expectSuffix: '}',
+    note: 'Latency with no queueing: what one call adds.',
+  },
+  {
+    id: 'unary-newconn',
+    title: 'unary chat, small body, a new connection per request, 8 at a time',
+    stream: false,
+    keepAlive: false,
+    concurrency: 8,
+    body: chat('Say hello in sixteen words. [sim:words=16]'),
+    expectSuffix: '}',
+    note: 'Clients that do not keep connections alive: TCP set-up and teardown on every call.',
+  },
+  {
+    id: 'stream',
+    title: 'streaming chat, 64 chunks, 1 connection',
+    stream: true,
+    keepAlive: true,
+    concurrency: 1,
+    body: chat('Tell a story in sixty-four words. [sim:words=64]', STREAM),
+    expectSuffix: DONE,
+    note: 'Time to first byte, gaps between events, total: the streaming path with no queueing.',
+  },
+  {
+    id: 'stream-32conn',
+    title: 'streaming chat, 64 chunks, 32 connections',
+    stream: true,
+    keepAlive: true,
+    concurrency: 32,
+    body: chat('Tell a story in sixty-four words. [sim:words=64]', STREAM),
+    expectSuffix: DONE,
+    fullOnly: true,
+    note: 'Streams per second and CPU per stream under load.',
+  },
+  {
+    id: 'stream-delay5',
+    title: 'streaming chat, 64 chunks 5 ms apart, 16 connections',
+    stream: true,
+    keepAlive: true,
+    concurrency: 16,
+    body: chat('Tell a story in sixty-four words. [sim:words=64] [sim:delay_ms=5]', STREAM),
+    expectSuffix: DONE,
+    note: 'A paced stream like a real model: the gateway should add nothing to its total time.',
+  },
+  {
+    id: 'body-100k',
+    title: 'unary chat, 100 KB body, keep-alive, 8 connections',
+    stream: false,
+    keepAlive: true,
+    concurrency: 8,
+    body: chat('Summarise the conversation in sixteen words. [sim:words=16]', {}, longHistory(100_000)),
+    expectSuffix: '}',
+    note: 'Parsing and validating a large body (Tollgate prepares it in its worker-thread pool above pools.offload_body_bytes).',
+  },
+  {
+    id: 'tokenizer',
+    title: 'unary chat without supplier usage (local token count), 8 connections',
+    stream: false,
+    keepAlive: true,
+    concurrency: 8,
+    body: chat('Say hello in sixteen words. [sim:words=16] [sim:no_usage]'),
+    expectSuffix: '}',
+    gatewayOnly: true,
+    note: 'The supplier reports no usage, so Tollgate counts tokens in its tokenizer threads: the memory of a worker with that pool busy. Run last, because the pool stays.',
+  },
+];
+
+export const SKIPPED: readonly SkippedScenario[] = [
+  { id: 'embeddings', reason: 'skipped: Tollgate has no embeddings surface yet (/v1/embeddings); the scenario is added with it.' },
+  { id: 'count_tokens', reason: 'skipped: Tollgate has no count_tokens surface yet (/v1/messages/count_tokens); the scenario is added with it.' },
+];
+
+export function scenarioById(id: string): Scenario {
+  const s = SCENARIOS.find((x) => x.id === id);
+  if (s === undefined) throw new Error(`unknown scenario '${id}'; known: ${SCENARIOS.map((x) => x.id).join(', ')}`);
+  return s;
+}

@@ -1,0 +1,84 @@
+// Sweep mode, for operators: one Tollgate per (WORKERS, PISCINA_MAX_THREADS)
+// setting, all started at once (each with its own embedded store) so that
+// their jobs interleave like targets do — setting A B C D A B C D … — with the
+// bare proxy in every cell as the floor. Then the grid, and the best setting.
+import type { Options } from './cli.js';
+import { assertClean, jobFor, progress } from './jobs.js';
+import { measure, type MeasureContext, type Sample } from './measure.js';
+import { sweepTable } from './report-text.js';
+import { aggregate, type Aggregate } from './results.js';
+import { scenarioById } from './scenarios.js';
+import { chooseBest, sweepCells, sweepLabel, type SweepCell, type SweepSetting, type SweepVerdict } from './sweep-model.js';
+import { startTollgate, type Target, type TargetKind } from './targets.js';
+
+export interface SweepResult {
+  settings: SweepSetting[];
+  connections: number[];
+  scenarios: string[];
+  samples: Sample[];
+  aggregates: Aggregate[];
+  cells: SweepCell[];
+  verdict: SweepVerdict;
+  /** Largest process per role over the sweep, by setting label (bytes). */
+  peakRss: Record<string, Record<string, number>>;
+  table: string;
+}
+
+export async function runSweep(ctx: MeasureContext, o: Options, simUrl: string, bare: Target, gwCpus: string | null, log: (s: string) => void): Promise<SweepResult> {
+  const settings: SweepSetting[] = [];
+  for (const workers of o.sweep.workers) for (const threads of o.sweep.threads) settings.push({ label: sweepLabel(workers, threads), workers, threads });
+  const gateways: Target[] = [];
+  const samples: Sample[] = [];
+  try {
+    for (const s of settings) {
+      log(`starting Tollgate ${s.label} (WORKERS=${s.workers}, PISCINA_MAX_THREADS=${s.threads})…`);
+      gateways.push(await startTollgate({ name: s.label, cpus: gwCpus, simUrl, workers: s.workers, piscinaMaxThreads: s.threads }));
+    }
+    const targets = [bare, ...gateways];
+    const warm = scenarioById('unary');
+    for (const t of targets) assertClean(await measure(ctx, t, 'warm-up', 0, { ...jobFor(t, warm, o), warmupMs: o.warmTargetMs, durationMs: 200 }));
+    const total = o.rounds * o.sweep.scenarios.length * o.sweep.connections.length * targets.length;
+    let i = 0;
+    for (let round = 1; round <= o.rounds; round++) {
+      for (const id of o.sweep.scenarios) {
+        const scenario = scenarioById(id);
+        for (const conns of o.sweep.connections) {
+          for (const t of targets) {
+            const sample = await measure(ctx, t, `${id}@${conns}`, round, jobFor(t, scenario, o, conns));
+            samples.push(sample);
+            log(progress(++i, total, sample));
+            assertClean(sample);
+          }
+        }
+      }
+    }
+  } finally {
+    await Promise.all(gateways.map((g) => g.stop()));
+  }
+  const kinds = new Map<string, TargetKind>([[bare.name, 'bare'], ...settings.map((s) => [s.label, 'tollgate'] as [string, TargetKind])]);
+  const aggregates = aggregate(samples, kinds);
+  const labels = settings.map((s) => s.label);
+  const cells = sweepCells(aggregates, [bare.name, ...labels]);
+  // The floor is shown in every cell but is not a setting one can choose.
+  for (const c of cells) c.best = labels.reduce((b, l) => (c.results[l] && (!c.results[b] || c.results[l]!.rps > c.results[b]!.rps) ? l : b), labels[0]!);
+  const verdict = chooseBest(cells, settings);
+  const noise = samples.reduce((sum, x) => sum + x.otherCores, 0) / Math.max(1, samples.length);
+  if (noise > 0.2) verdict.text += ` Other processes took ${noise.toFixed(2)} cores on average meanwhile: differences of a few tens of percent may be noise; rerun on a quiet machine before choosing.`;
+  const peakRss: Record<string, Record<string, number>> = {};
+  for (const a of aggregates) {
+    const byRole = (peakRss[a.target] ??= {});
+    for (const [role, b] of Object.entries(a.peakRssByRole)) byRole[role] = Math.max(byRole[role] ?? 0, b);
+  }
+  const shown: SweepSetting[] = [{ label: bare.name, workers: 0, threads: 0 }, ...settings];
+  return {
+    settings,
+    connections: o.sweep.connections,
+    scenarios: o.sweep.scenarios,
+    samples,
+    aggregates,
+    cells,
+    verdict,
+    peakRss,
+    table: `Sweep (req/s / p99 ms per cell; "bare" is the floor, not a setting)\n\n${sweepTable(cells, shown)}`,
+  };
+}

@@ -1,0 +1,77 @@
+// The bench runner end to end, briefly: the simulator, the bare proxy and the
+// load generator in their own processes for ~2 s of load, then the report
+// files. Checks shapes and sanity, never timings (the machine is shared).
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import t from 'tap';
+import { packageRoot } from '../../src/config/paths.js';
+
+const RUN = join(packageRoot, 'dist/bench/run.js');
+
+function bench(args: string[]): { code: number | null; stderr: string; dir: string } {
+  const dir = mkdtempSync(join(tmpdir(), 'tollgate-bench-test-'));
+  const r = spawnSync(process.execPath, [RUN, '--no-pin', '--rounds', '1', '--slot-ms', '500', '--warmup-ms', '100', '--warm-target-ms', '200', '--out', dir, ...args], {
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
+  return { code: r.status, stderr: r.stderr, dir };
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+t.test('direct and bare proxy: unary and streaming, report files with sane figures', async (t) => {
+  const { code, stderr, dir } = bench(['--targets', 'direct,bare', '--scenarios', 'unary,stream']);
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  t.equal(code, 0, stderr.slice(-2000));
+  t.match(stderr, /\| unary +\| bare +\|/, 'the table is printed');
+  t.match(stderr, /count_tokens: skipped/, 'surfaces that do not exist yet are named as skipped');
+  const files = readdirSync(dir);
+  const json = files.find((f) => /^bench-quick-.*\.json$/.test(f));
+  const html = files.find((f) => /^bench-quick-.*\.html$/.test(f));
+  t.ok(json && html, `JSON and HTML written: ${files.join(', ')}`);
+  const report = JSON.parse(readFileSync(join(dir, json!), 'utf8'));
+  t.equal(report.failed, undefined);
+  t.equal(report.meta.mode, 'quick');
+  t.same(report.targets.map((x: any) => x.kind), ['direct', 'bare']);
+  t.equal(report.samples.length, 4, 'one sample per scenario and target (one round)');
+  t.equal(report.aggregates.length, 4);
+  for (const a of report.aggregates) {
+    const name = `${a.scenario}/${a.target}`;
+    t.ok(a.requests > 0 && a.rps > 0, `${name}: requests were made`);
+    t.equal(a.errors, 0, `${name}: no errors`);
+    t.ok(a.latency.p50 > 0 && a.latency.p50 <= a.latency.p90 && a.latency.p90 <= a.latency.p99 && a.latency.p99 <= a.latency.max, `${name}: ordered percentiles`);
+    t.ok(a.cpuMsPerK > 0, `${name}: the target's CPU was measured`);
+    t.ok(a.loadgenCpuMsPerK > 0, `${name}: the load generator's own CPU was measured`);
+    t.ok(Object.values(a.peakRssByRole).every((b: any) => b > 10 * 2 ** 20), `${name}: resident memory sampled`);
+    if (a.scenario === 'stream') {
+      t.ok(a.ttfb.p50 > 0 && a.ttfb.p50 <= a.latency.p50, `${name}: time to first byte within the total`);
+      t.ok(a.gap.count > 0, `${name}: gaps between events recorded`);
+    }
+  }
+  const bare = report.aggregates.find((a: any) => a.scenario === 'unary' && a.kind === 'bare');
+  t.ok(bare.vsDirect.rps > 0, 'bare / direct ratio present');
+  const page = readFileSync(join(dir, html!), 'utf8');
+  t.match(page, /<svg /, 'charts are inline SVG');
+  t.notMatch(page, /<script|<link |src="http|href="http/, 'no scripts, no external assets');
+  for (const s of report.samples) for (const p of s.processes) t.notOk(alive(p.pid), `${p.role} ${p.pid} was stopped`);
+});
+
+t.test('an erroring target fails the run loudly, with a partial report', async (t) => {
+  // Nothing listens on port 9 (discard) on loopback: every request is a transport error.
+  const { code, stderr, dir } = bench(['--targets', 'bare', '--scenarios', 'unary', '--target', 'nothing=http://127.0.0.1:9']);
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  t.equal(code, 1);
+  t.match(stderr, /BENCH FAILED: nothing answered \d+ error/);
+  const json = readdirSync(dir).find((f) => f.endsWith('.json'));
+  t.ok(json !== undefined && existsSync(join(dir, json)));
+  t.match(JSON.parse(readFileSync(join(dir, json!), 'utf8')).failed, /ECONNREFUSED/);
+});
