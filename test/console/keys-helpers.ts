@@ -96,7 +96,9 @@ export interface CliResult {
 /** Runs the built `tollgate` command (dist/src/console/cli.js) as an operator would. */
 export function tollgate(args: string[], env: Record<string, string>): Promise<CliResult> {
   const fullEnv: Record<string, string> = { ...(process.env as Record<string, string>), ...env };
+  // The command sees only the services the test names (CI exports both for the tests themselves).
   if (!env.DATABASE_URL) delete fullEnv.DATABASE_URL;
+  if (!env.REDIS_URL) delete fullEnv.REDIS_URL;
   return new Promise((resolve) => {
     execFile(process.execPath, [join(packageRoot, 'dist/src/console/cli.js'), ...args], { env: fullEnv, timeout: 60_000 }, (err, stdout, stderr) => {
       const code = err === null ? 0 : typeof (err as any).code === 'number' ? (err as any).code : 1;
