@@ -102,6 +102,9 @@ export async function startTollgate(o: TollgateOptions): Promise<Target> {
   if (o.databaseUrl) env.DATABASE_URL = o.databaseUrl;
   if (o.redisUrl) env.REDIS_URL = o.redisUrl;
   const proc = new Spawned(o.name, [...(o.nodeArgs ?? []), dist('src/main.js')], { cpus: o.cpus, env });
+  // However the run ends (stopAll, Ctrl-C, a failed start), the data directory goes with the process.
+  const removeData = (): void => rmSync(dataDir, { recursive: true, force: true });
+  void proc.exited.then(removeData);
   const origin = `http://127.0.0.1:${port}`;
   try {
     await proc.waitForLine((l) => l.msg === 'listening', 120_000);
@@ -120,14 +123,10 @@ export async function startTollgate(o: TollgateOptions): Promise<Target> {
         store: o.databaseUrl ? 'postgres' : 'embedded PGlite',
         ledger: o.redisUrl ? 'redis' : 'primary',
       },
-      stop: async () => {
-        await proc.stop();
-        rmSync(dataDir, { recursive: true, force: true });
-      },
+      stop: () => proc.stop(),
     };
   } catch (err) {
     await proc.stop();
-    rmSync(dataDir, { recursive: true, force: true });
     throw err;
   }
 }
