@@ -7,6 +7,7 @@
 // (pending), settle posts part of it and voids the rest, release voids it,
 // and a hold whose lease runs out is voided by the host.
 import type { Funding } from '../auth/types.js';
+import { MAX_MICROS } from '../billing/money.js';
 import { RequestQuota } from '../billing/quota.js';
 import type { AccountView, ReserveCommand, ReserveReply, UsageRow } from './protocol.js';
 
@@ -187,6 +188,22 @@ export class OrgActor {
     if (hold.funding === 'balance') this.heldBalance -= hold.amount;
     else this.heldPackage -= hold.amount;
     return hold;
+  }
+
+  /**
+   * Whether these credit entries would take the balance or package above
+   * MAX_MICROS, the most that stays exact. Memory may lag the store only by
+   * charges not yet written (which lower it), and the store's CHECK refuses
+   * the rest, so a credit is never applied past the maximum.
+   */
+  exceedsLimit(entries: Entry[]): boolean {
+    let balance = this.balance;
+    let pkg = this.package;
+    for (const e of entries) {
+      if (e.funding === 'balance') balance += e.amount;
+      else pkg += e.amount;
+    }
+    return balance > MAX_MICROS || pkg > MAX_MICROS;
   }
 
   /**

@@ -12,6 +12,11 @@ export interface StoredCredit {
   funding: Funding;
 }
 
+/** PostgreSQL's check_violation: a CHECK constraint refused the row (money past its maximum, migration 005). */
+export function isCheckViolation(err: unknown): boolean {
+  return (err as { code?: unknown })?.code === '23514';
+}
+
 export interface LedgerStore {
   loadAccount(orgId: string): Promise<AccountRow | null>;
   /** The rows of many organizations at once (absent ids are left out). */
