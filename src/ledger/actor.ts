@@ -139,11 +139,13 @@ export class OrgActor {
   }
 
   /**
-   * Posts the charge and voids the rest of the hold. Null for a repeat. A
-   * settlement whose hold already expired still charges, straight from the
-   * funding source; that can leave it below zero (a debt that refuses new
-   * reservations until credits cover it) because the released money may have
-   * been held by other calls since.
+   * Posts the charge and voids the rest of the hold. Null for a repeat. The
+   * whole charge is posted even when it is above the hold (the supplier
+   * reported more than the bound): the part above is the usage row's
+   * overdraft. A settlement whose hold already expired still charges,
+   * straight from the funding source. Either can leave the funding source
+   * below zero (a debt that refuses new reservations until credits cover it),
+   * because the money above the hold may be held by other calls.
    */
   settle(usage: UsageRow, now: number): { hold: HoldRecord | null; entry: Entry | null } | null {
     this.lastUsed = now;
@@ -151,9 +153,11 @@ export class OrgActor {
     this.close(usage.requestId, now);
     const hold = this.unhold(usage.requestId);
     usage.holdExpired = hold === null;
-    // The hold is the most a call may cost; the client caps too, this guards the invariant.
-    const cap = hold !== null ? hold.amount : usage.reservedMicros;
-    usage.chargedMicros = Math.max(0, Math.min(usage.chargedMicros, cap));
+    const held = hold !== null ? hold.amount : usage.reservedMicros;
+    // A charge that is not a whole number of micros is a fault upstream: take what was held, never NaN or a fraction.
+    const charged = Number.isSafeInteger(usage.chargedMicros) ? usage.chargedMicros : held;
+    usage.chargedMicros = Math.max(0, charged);
+    usage.overdraftMicros = Math.max(0, usage.chargedMicros - held);
     if (usage.chargedMicros === 0) return { hold, entry: null };
     const entry = chargeEntry(usage);
     this.apply(entry);

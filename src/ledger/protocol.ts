@@ -42,7 +42,10 @@ export interface UsageRow {
   outputTokens: number;
   imageUnits: number;
   reservedMicros: number;
+  /** Everything the call cost, even above the hold. */
   chargedMicros: number;
+  /** Set by the actor: the part of chargedMicros above the hold (the supplier reported more than was reserved). */
+  overdraftMicros: number;
   outcome: string;
   meteredSource: string | null;
   /** Set by the actor: the settlement found no open hold (its lease had run out). */
