@@ -79,12 +79,14 @@ export class LedgerBilling implements Billing {
     }
     this.metrics?.count('billing_reserved');
     // The price travels with the hold: a catalog change mid-call does not change what this call costs.
-    return { requestId, orgId: key.orgId, keyId: key.id, modelId: model.modelId, surface, funding: key.funding, price: model.price, reserved: amount };
+    return { requestId, orgId: key.orgId, keyId: key.id, modelId: model.modelId, surface, funding: key.funding, price: model.price, bound, reserved: amount };
   }
 
   async settle(hold: Hold, metered: Metered | null, outcome: Outcome, timings: Timings, supplier: string | null): Promise<void> {
     try {
       const charge = settlementCharge(hold.price, metered, hold.surface, hold.reserved);
+      // The local count failed: charged on the upper estimate (docs/billing.md, "When nothing counts").
+      if (metered?.source === 'estimate') this.metrics?.count('billing_count_failed');
       if (!Number.isSafeInteger(charge.charged)) {
         // Pricing bounds every count so this cannot happen; if it does, the hold is what the customer agreed to.
         this.deps.logger.error({ rid: hold.requestId, reserved: hold.reserved }, 'billing: cost is not a whole number of micros; charged the hold');
