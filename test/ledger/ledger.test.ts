@@ -270,3 +270,26 @@ t.test('quotas are admission: refused with Retry-After before any hold; unknown 
   });
   t.equal(await ledger.account('nope'), null);
 });
+
+t.test('issue 12 item 10: a credit past the money maximum is refused by the actor, or by the store when memory is stale', async (t) => {
+  const MAX = Number.MAX_SAFE_INTEGER;
+  const store = new FakeStore();
+  store.addOrg(ORG, MAX - 5);
+  const { ledger } = makeLedger(store);
+  t.teardown(() => ledger.close());
+  t.same(await ledger.credit({ orgId: ORG, key: 'k1', amount: 6, target: 'balance', expiresAt: null, note: null }), { ok: false, code: 'money_limit' });
+  t.equal(store.entries.size, 0, 'nothing written');
+  t.match(await ledger.credit({ orgId: ORG, key: 'k2', amount: 5, target: 'balance', expiresAt: null, note: null }), { ok: true, account: { balance: MAX } });
+  t.same(await ledger.credit({ orgId: ORG, key: 'k3', amount: MAX, target: 'package', expiresAt: null, note: null }).then((r) => r.ok), true);
+  t.same(await ledger.credit({ orgId: ORG, key: 'k4', amount: 1, target: 'package', expiresAt: null, note: null }), { ok: false, code: 'money_limit' });
+  // The store's CHECK (migration 005) refuses what a stale memory allows: the same answer, and memory takes the store's row.
+  const other = '22222222-2222-4222-8222-222222222222';
+  store.addOrg(other, 10);
+  await ledger.account(other);
+  store.orgs.get(other)!.balance = MAX; // moved behind the actor's back (`tollgate credit`)
+  store.writeCredit = async () => {
+    throw Object.assign(new Error('new row for relation "organizations" violates check constraint'), { code: '23514' });
+  };
+  t.same(await ledger.credit({ orgId: other, key: 'k5', amount: 1, target: 'balance', expiresAt: null, note: null }), { ok: false, code: 'money_limit' });
+  t.equal((await ledger.account(other))!.balance, MAX, 'reloaded from the store');
+});
