@@ -79,16 +79,24 @@ export class LedgerBilling implements Billing {
     }
     this.metrics?.count('billing_reserved');
     // The price travels with the hold: a catalog change mid-call does not change what this call costs.
-    return { requestId, orgId: key.orgId, keyId: key.id, modelId: model.modelId, surface, funding: key.funding, price: model.price, reserved: amount };
+    return { requestId, orgId: key.orgId, keyId: key.id, modelId: model.modelId, surface, funding: key.funding, price: model.price, bound, reserved: amount };
   }
 
   async settle(hold: Hold, metered: Metered | null, outcome: Outcome, timings: Timings, supplier: string | null): Promise<void> {
     try {
       const charge = settlementCharge(hold.price, metered, hold.surface, hold.reserved);
-      if (charge.cost > charge.charged) {
-        // The input estimate was below the supplier's count: the customer pays the bound, the difference is ours.
-        this.metrics?.count('billing_charge_capped');
-        this.deps.logger.warn({ rid: hold.requestId, cost: charge.cost, reserved: hold.reserved }, 'billing: cost above the hold; charged the hold');
+      // The local count failed: charged on the upper estimate (docs/billing.md, "When nothing counts").
+      if (metered?.source === 'estimate') this.metrics?.count('billing_count_failed');
+      if (!Number.isSafeInteger(charge.charged)) {
+        // Pricing bounds every count so this cannot happen; if it does, the hold is what the customer agreed to.
+        this.deps.logger.error({ rid: hold.requestId, reserved: hold.reserved }, 'billing: cost is not a whole number of micros; charged the hold');
+        charge.charged = hold.reserved;
+        charge.overdraft = 0;
+      } else if (charge.overdraft > 0) {
+        // The supplier counted more than the bound reserved (docs/billing.md, "Overdraft"): charged in full, never dropped.
+        this.metrics?.count('billing_overdraft_calls');
+        this.metrics?.count('billing_overdraft_micros', charge.overdraft);
+        this.deps.logger.warn({ rid: hold.requestId, org: hold.orgId, charged: charge.charged, reserved: hold.reserved }, 'billing: cost above the hold; charged in full, overdraft recorded');
       }
       const usage: UsageRow = {
         requestId: hold.requestId,
@@ -104,6 +112,7 @@ export class LedgerBilling implements Billing {
         imageUnits: charge.counts.imageUnits,
         reservedMicros: hold.reserved,
         chargedMicros: charge.charged,
+        overdraftMicros: charge.overdraft,
         outcome,
         meteredSource: metered?.source ?? null,
         holdExpired: false,

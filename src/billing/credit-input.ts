@@ -4,7 +4,7 @@
 // are refused, not ignored.
 import type { Funding } from '../auth/types.js';
 import { GatewayError, type FieldDetail } from '../errors/gateway-error.js';
-import { parseMoney } from './money.js';
+import { MAX_MONEY, moneyTooLarge, parseMoney } from './money.js';
 
 export interface CreditInput {
   amount: number;
@@ -46,7 +46,8 @@ export function parseCreditInput(body: unknown, now = Date.now()): CreditInput {
   const details: FieldDetail[] = [];
   unknownMembers(b, ['amount', 'target', 'expires_at', 'note'], details);
   const amount = parseMoney(b.amount);
-  if (amount === null || amount <= 0) details.push({ field: 'amount', issue: 'must be a positive decimal string such as "10.00"' });
+  if (moneyTooLarge(b.amount)) details.push({ field: 'amount', issue: `must be at most ${MAX_MONEY}` });
+  else if (amount === null || amount <= 0) details.push({ field: 'amount', issue: 'must be a positive decimal string such as "10.00"' });
   const target = b.target ?? 'balance';
   if (target !== 'balance' && target !== 'package') details.push({ field: 'target', issue: 'must be "balance" or "package"' });
   let expiresAt: string | null = null;

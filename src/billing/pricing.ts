@@ -71,14 +71,16 @@ export interface Charge {
   counts: Counts;
   /** The exact price of what was consumed. */
   cost: number;
-  /** What is taken: the cost, capped at the hold (the bound is the most a call can cost the customer). */
+  /** What is taken: the whole cost, even above the hold (issue 12 item 7: never silently dropped). */
   charged: number;
+  /** The part of the charge above what was reserved: recorded on the usage row and counted. */
+  overdraft: number;
 }
 
 /** The settlement of a call: null metered (nothing consumed) charges nothing. */
 export function settlementCharge(price: Price, metered: Metered | null, surface: Surface, reserved: number): Charge {
-  if (metered === null) return { counts: { inputTokens: 0, cachedInputTokens: 0, outputTokens: 0, imageUnits: 0 }, cost: 0, charged: 0 };
+  if (metered === null) return { counts: { inputTokens: 0, cachedInputTokens: 0, outputTokens: 0, imageUnits: 0 }, cost: 0, charged: 0, overdraft: 0 };
   const counts = surfaceCounts(surface, metered.inputTokens, metered.cachedInputTokens, metered.outputTokens, metered.imageUnits);
   const cost = costOf(price, counts);
-  return { counts, cost, charged: Math.min(cost, reserved) };
+  return { counts, cost, charged: cost, overdraft: Math.max(0, cost - reserved) };
 }

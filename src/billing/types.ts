@@ -16,7 +16,10 @@ export interface Bound {
   imageUnits: number;
 }
 
-/** What was consumed, from the supplier's usage or, failing that, a local count. */
+/**
+ * What was consumed: the supplier's usage; failing that, a local count; and
+ * when the local count fails too, an upper estimate (pipeline/settle.ts), never zero.
+ */
 export interface Metered {
   /**
    * All input tokens, INCLUDING those served from the supplier's cache (as
@@ -28,7 +31,7 @@ export interface Metered {
   cachedInputTokens: number;
   outputTokens: number;
   imageUnits: number;
-  source: 'supplier' | 'local';
+  source: 'supplier' | 'local' | 'estimate';
 }
 
 export interface Hold {
@@ -39,6 +42,8 @@ export interface Hold {
   surface: Surface;
   funding: Funding;
   price: Price;
+  /** The bound that was priced and held (a failed local count settles on it, pipeline/settle.ts). */
+  bound: Bound;
   /** Micros held. */
   reserved: number;
 }

@@ -62,6 +62,7 @@ function usageView(r: UsageListRow): Record<string, unknown> {
     image_units: Number(r.image_units),
     reserved: formatMoney(Number(r.reserved_micros)),
     charged: formatMoney(Number(r.charged_micros)),
+    overdraft: formatMoney(Number(r.overdraft_micros)),
     outcome: r.outcome,
     metered_source: r.metered_source,
     hold_expired: r.hold_expired,
@@ -124,7 +125,7 @@ export function orgConsoleRoutes(deps: OrgConsoleDeps): Route[] {
       }
       // Through the actor: a running organization can spend the credit as soon as this answers.
       const reply = await viaLedger(deps.ledger.credit({ orgId: row.id, key, amount: input.amount, target: input.target, expiresAt: input.expiresAt, note: input.note }));
-      if (!reply.ok) throw new GatewayError('organization_not_found');
+      if (!reply.ok) throw new GatewayError(reply.code === 'money_limit' ? 'money_limit_exceeded' : 'organization_not_found');
       if (reply.replayed && (reply.amount !== input.amount || reply.target !== input.target)) throw new GatewayError('idempotency_conflict');
       const body = {
         object: 'credit',

@@ -2,7 +2,7 @@
 // `tollgate` command share these). Money is integer micros in the store and a
 // decimal string ("25.00") wherever it crosses to the operator. Rows are
 // written and read by ledger/accounts.ts, which keeps money and journal equal.
-import { formatMoney, parseMoney } from '../billing/money.js';
+import { formatMoney, MAX_MONEY, moneyTooLarge, parseMoney } from '../billing/money.js';
 import { GatewayError, type FieldDetail } from '../errors/gateway-error.js';
 import type { OrganizationRow } from '../ledger/accounts.js';
 
@@ -24,7 +24,8 @@ export function parseOrganizationInput(body: unknown): OrgCreateInput {
     details.push({ field: 'name', issue: 'must be a non-empty string of at most 200 characters' });
   }
   const balanceMicros = b.balance === undefined ? 0 : parseMoney(b.balance);
-  if (balanceMicros === null) details.push({ field: 'balance', issue: 'must be a non-negative decimal string such as "10.00"' });
+  if (moneyTooLarge(b.balance)) details.push({ field: 'balance', issue: `must be at most ${MAX_MONEY}` });
+  else if (balanceMicros === null) details.push({ field: 'balance', issue: 'must be a non-negative decimal string such as "10.00"' });
   if (details.length > 0) throw new GatewayError('invalid_request', { param: details[0].field, fieldDetails: details });
   return { name, balanceMicros: balanceMicros! };
 }

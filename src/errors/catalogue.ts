@@ -55,6 +55,11 @@ export const CATALOGUE = {
   key_revoked: { status: 409, type: 'invalid_request_error', message: 'This API key is revoked; a revoked key cannot be edited.' },
   method_not_allowed: { status: 405, type: 'invalid_request_error', message: 'This path does not accept this method.' },
   version_conflict: { status: 409, type: 'invalid_request_error', message: 'The object changed since the version you sent.' },
+  money_limit_exceeded: {
+    status: 409,
+    type: 'invalid_request_error',
+    message: 'The credit would take the balance or package above 9007199254.740991, the most this service holds exactly.',
+  },
   idempotency_conflict: {
     status: 409,
     type: 'invalid_request_error',

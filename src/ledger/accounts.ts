@@ -7,7 +7,7 @@ import type { QuotaInput } from '../billing/credit-input.js';
 import type { Pool, PoolClient } from '../store/pool.js';
 import { OrgActor } from './actor.js';
 import type { CreditCommand } from './protocol.js';
-import { PgLedgerStore } from './store.js';
+import { isCheckViolation, PgLedgerStore } from './store.js';
 
 type Db = Pool | PoolClient;
 
@@ -70,6 +70,8 @@ export interface UsageListRow {
   image_units: number;
   reserved_micros: number;
   charged_micros: number;
+  /** The part of charged_micros above what was held (migration 005). */
+  overdraft_micros: number;
   outcome: string;
   metered_source: string | null;
   hold_expired: boolean;
@@ -81,28 +83,29 @@ export interface UsageListRow {
 export interface UsagePage {
   rows: UsageListRow[];
   requests: number;
-  chargedMicros: number;
+  /** Exact whatever the total (a sum over every row may pass 2^53). */
+  chargedMicros: bigint;
 }
 
 /** The newest `limit` usage rows of an organization, and its totals over all of them. */
 export async function listUsage(db: Db, orgId: string, limit: number): Promise<UsagePage> {
   const page = await db.query<UsageListRow>(
     `SELECT request_id, key_id, model_id, supplier, surface, funding, input_tokens, cached_input_tokens, output_tokens, image_units,
-            reserved_micros, charged_micros, outcome, metered_source, hold_expired, ttfb_ms, total_ms, finished_at
+            reserved_micros, charged_micros, overdraft_micros, outcome, metered_source, hold_expired, ttfb_ms, total_ms, finished_at
      FROM usage_records WHERE org_id = $1 ORDER BY finished_at DESC, request_id DESC LIMIT $2`,
     [orgId, limit],
   );
-  const totals = await db.query<{ n: number; charged: number }>(
-    'SELECT count(*)::bigint AS n, coalesce(sum(charged_micros), 0)::bigint AS charged FROM usage_records WHERE org_id = $1',
+  const totals = await db.query<{ n: number; charged: string }>(
+    'SELECT count(*)::bigint AS n, coalesce(sum(charged_micros), 0)::text AS charged FROM usage_records WHERE org_id = $1',
     [orgId],
   );
-  return { rows: page.rows, requests: Number(totals.rows[0].n), chargedMicros: Number(totals.rows[0].charged) };
+  return { rows: page.rows, requests: Number(totals.rows[0].n), chargedMicros: BigInt(totals.rows[0].charged) };
 }
 
 export type StoreCreditResult =
   | { ok: true; entryId: string; replayed: false }
   | { ok: true; entryId: string; replayed: true; amount: number; target: Funding }
-  | { ok: false; code: 'unknown_organization' };
+  | { ok: false; code: 'unknown_organization' | 'money_limit' };
 
 /**
  * A credit written straight to the store, for processes that cannot reach the
@@ -117,7 +120,15 @@ export async function creditInStore(pool: Pool, cmd: CreditCommand, now = Date.n
   // Only the actor's credit rules are used (forfeiting an expired package); quotas do not matter here.
   const rules = new OrgActor(cmd.orgId, row, { perSecond: 1, perMinute: 1 });
   const entryId = `credit:${cmd.orgId}:${cmd.key ?? randomUUID()}`;
-  const prior = await store.writeCredit(rules.creditEntries(entryId, cmd.amount, cmd.target, cmd.expiresAt, cmd.note, now));
+  const entries = rules.creditEntries(entryId, cmd.amount, cmd.target, cmd.expiresAt, cmd.note, now);
+  if (rules.exceedsLimit(entries)) return { ok: false, code: 'money_limit' };
+  let prior;
+  try {
+    prior = await store.writeCredit(entries);
+  } catch (err) {
+    if (isCheckViolation(err)) return { ok: false, code: 'money_limit' };
+    throw err;
+  }
   if (prior === null) return { ok: true, entryId, replayed: false };
   return { ok: true, entryId, replayed: true, amount: prior.amount, target: prior.funding };
 }

@@ -7,6 +7,7 @@
 // (pending), settle posts part of it and voids the rest, release voids it,
 // and a hold whose lease runs out is voided by the host.
 import type { Funding } from '../auth/types.js';
+import { MAX_MICROS } from '../billing/money.js';
 import { RequestQuota } from '../billing/quota.js';
 import type { AccountView, ReserveCommand, ReserveReply, UsageRow } from './protocol.js';
 
@@ -138,11 +139,13 @@ export class OrgActor {
   }
 
   /**
-   * Posts the charge and voids the rest of the hold. Null for a repeat. A
-   * settlement whose hold already expired still charges, straight from the
-   * funding source; that can leave it below zero (a debt that refuses new
-   * reservations until credits cover it) because the released money may have
-   * been held by other calls since.
+   * Posts the charge and voids the rest of the hold. Null for a repeat. The
+   * whole charge is posted even when it is above the hold (the supplier
+   * reported more than the bound): the part above is the usage row's
+   * overdraft. A settlement whose hold already expired still charges,
+   * straight from the funding source. Either can leave the funding source
+   * below zero (a debt that refuses new reservations until credits cover it),
+   * because the money above the hold may be held by other calls.
    */
   settle(usage: UsageRow, now: number): { hold: HoldRecord | null; entry: Entry | null } | null {
     this.lastUsed = now;
@@ -150,9 +153,11 @@ export class OrgActor {
     this.close(usage.requestId, now);
     const hold = this.unhold(usage.requestId);
     usage.holdExpired = hold === null;
-    // The hold is the most a call may cost; the client caps too, this guards the invariant.
-    const cap = hold !== null ? hold.amount : usage.reservedMicros;
-    usage.chargedMicros = Math.max(0, Math.min(usage.chargedMicros, cap));
+    const held = hold !== null ? hold.amount : usage.reservedMicros;
+    // A charge that is not a whole number of micros is a fault upstream: take what was held, never NaN or a fraction.
+    const charged = Number.isSafeInteger(usage.chargedMicros) ? usage.chargedMicros : held;
+    usage.chargedMicros = Math.max(0, charged);
+    usage.overdraftMicros = Math.max(0, usage.chargedMicros - held);
     if (usage.chargedMicros === 0) return { hold, entry: null };
     const entry = chargeEntry(usage);
     this.apply(entry);
@@ -187,6 +192,22 @@ export class OrgActor {
     if (hold.funding === 'balance') this.heldBalance -= hold.amount;
     else this.heldPackage -= hold.amount;
     return hold;
+  }
+
+  /**
+   * Whether these credit entries would take the balance or package above
+   * MAX_MICROS, the most that stays exact. Memory may lag the store only by
+   * charges not yet written (which lower it), and the store's CHECK refuses
+   * the rest, so a credit is never applied past the maximum.
+   */
+  exceedsLimit(entries: Entry[]): boolean {
+    let balance = this.balance;
+    let pkg = this.package;
+    for (const e of entries) {
+      if (e.funding === 'balance') balance += e.amount;
+      else pkg += e.amount;
+    }
+    return balance > MAX_MICROS || pkg > MAX_MICROS;
   }
 
   /**

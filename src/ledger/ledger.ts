@@ -14,7 +14,7 @@ import type { Logger } from '../log/logger.js';
 import { OrgActor, type Entry, type HoldRecord } from './actor.js';
 import { Journal } from './journal.js';
 import type { AccountView, CreditCommand, CreditReply, LedgerCore, ReleaseCommand, ReserveCommand, ReserveReply, SettleCommand } from './protocol.js';
-import type { LedgerStore } from './store.js';
+import { isCheckViolation, type LedgerStore } from './store.js';
 
 export interface LedgerSettings {
   flushMs: number;
@@ -122,7 +122,16 @@ export class Ledger implements LedgerCore {
       return await this.journal.exclusive(async () => {
         const now = this.clock();
         const entries: Entry[] = actor.creditEntries(id, cmd.amount, cmd.target, cmd.expiresAt, cmd.note, now);
-        const prior = await this.store.writeCredit(entries);
+        if (actor.exceedsLimit(entries)) return { ok: false, code: 'money_limit' };
+        let prior;
+        try {
+          prior = await this.store.writeCredit(entries);
+        } catch (err) {
+          // The store's CHECK (migration 005) saw a balance past the maximum that memory did not: nothing was written.
+          if (!isCheckViolation(err)) throw err;
+          await this.reload(actor);
+          return { ok: false, code: 'money_limit' };
+        }
         if (prior === null) {
           actor.credited(entries);
           return { ok: true, entryId: id, replayed: false, account: actor.view(now) };

@@ -42,7 +42,10 @@ export interface UsageRow {
   outputTokens: number;
   imageUnits: number;
   reservedMicros: number;
+  /** Everything the call cost, even above the hold. */
   chargedMicros: number;
+  /** Set by the actor: the part of chargedMicros above the hold (the supplier reported more than was reserved). */
+  overdraftMicros: number;
   outcome: string;
   meteredSource: string | null;
   /** Set by the actor: the settlement found no open hold (its lease had run out). */
@@ -77,7 +80,9 @@ export type CreditReply =
   | { ok: true; entryId: string; replayed: false; account: AccountView }
   /** The key was used before: what that credit was, so the caller can tell a replay from a conflict. */
   | { ok: true; entryId: string; replayed: true; amount: number; target: Funding; account: AccountView }
-  | { ok: false; code: 'unknown_organization' };
+  | { ok: false; code: 'unknown_organization' }
+  /** The credit would take the balance or package above MAX_MICROS (billing/money.ts): nothing was written. */
+  | { ok: false; code: 'money_limit' };
 
 /** An organization's money and quotas as its actor sees them right now. */
 export interface AccountView {

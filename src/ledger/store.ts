@@ -12,6 +12,11 @@ export interface StoredCredit {
   funding: Funding;
 }
 
+/** PostgreSQL's check_violation: a CHECK constraint refused the row (money past its maximum, migration 005). */
+export function isCheckViolation(err: unknown): boolean {
+  return (err as { code?: unknown })?.code === '23514';
+}
+
 export interface LedgerStore {
   loadAccount(orgId: string): Promise<AccountRow | null>;
   /** The rows of many organizations at once (absent ids are left out). */
@@ -53,11 +58,13 @@ const WRITE_BATCH = `
 WITH e AS (${INSERT_ENTRIES}
 ), u AS (
   INSERT INTO usage_records (request_id, org_id, key_id, model_id, supplier, surface, funding, input_tokens, cached_input_tokens,
-    output_tokens, image_units, reserved_micros, charged_micros, outcome, metered_source, hold_expired, ttfb_ms, total_ms, finished_at)
-  SELECT r, o, k, m, s, sf, f, it, ct, ot, iu, rm, cm, oc, ms, he, tt, tm, to_timestamp(fa / 1000.0)
+    output_tokens, image_units, reserved_micros, charged_micros, outcome, metered_source, hold_expired, ttfb_ms, total_ms, finished_at,
+    overdraft_micros)
+  SELECT r, o, k, m, s, sf, f, it, ct, ot, iu, rm, cm, oc, ms, he, tt, tm, to_timestamp(fa / 1000.0), od
   FROM unnest($10::text[], $11::uuid[], $12::text[], $13::text[], $14::text[], $15::text[], $16::text[], $17::bigint[], $18::bigint[],
-    $19::bigint[], $20::bigint[], $21::bigint[], $22::bigint[], $23::text[], $24::text[], $25::bool[], $26::int[], $27::int[], $28::float8[])
-    AS t(r, o, k, m, s, sf, f, it, ct, ot, iu, rm, cm, oc, ms, he, tt, tm, fa)
+    $19::bigint[], $20::bigint[], $21::bigint[], $22::bigint[], $23::text[], $24::text[], $25::bool[], $26::int[], $27::int[], $28::float8[],
+    $29::bigint[])
+    AS t(r, o, k, m, s, sf, f, it, ct, ot, iu, rm, cm, oc, ms, he, tt, tm, fa, od)
   ON CONFLICT (request_id) DO NOTHING
 ), ${applyEntries('')}
 SELECT id FROM e
@@ -91,6 +98,7 @@ function usageColumns(rows: UsageRow[]): unknown[] {
     col('requestId'), col('orgId'), col('keyId'), col('modelId'), col('supplier'), col('surface'), col('funding'),
     col('inputTokens'), col('cachedInputTokens'), col('outputTokens'), col('imageUnits'), col('reservedMicros'), col('chargedMicros'),
     col('outcome'), col('meteredSource'), col('holdExpired'), col('ttfbMs'), col('totalMs'), col('finishedAt'),
+    col('overdraftMicros'),
   ];
 }
 

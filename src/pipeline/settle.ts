@@ -1,12 +1,28 @@
 // Settlement, exactly once per reserved call: the supplier's usage when it
 // reported one, else a local count of what was sent and produced (tiktoken in
-// the worker pool). A call that produced nothing is charged nothing.
+// the worker pool), else, when that count fails, an upper estimate. A call
+// that produced nothing is charged nothing.
 import type { Metered, Outcome } from '../billing/types.js';
 import type { ModelCall } from './call.js';
 
+/**
+ * The local count, or when it fails an upper estimate (issue 12 item 11:
+ * never zero): input = the input bound that was reserved; output = the UTF-8
+ * bytes of the text delivered (an o200k token covers at least one byte), at
+ * most the output bound reserved (the supplier was held to it); image units =
+ * the bound's. So a failed
+ * count charges at most the hold, never an overdraft of the gateway's making.
+ */
 export async function localCount(call: ModelCall, producedText: string): Promise<Metered> {
-  const [inputTokens, outputTokens] = await call.deps.offload.countTokens([call.surface.inputText(call.prepared!), producedText]);
-  return { inputTokens, cachedInputTokens: 0, outputTokens, imageUnits: 0, source: 'local' };
+  try {
+    const [inputTokens, outputTokens] = await call.deps.offload.countTokens([call.surface.inputText(call.prepared!), producedText]);
+    return { inputTokens, cachedInputTokens: 0, outputTokens, imageUnits: 0, source: 'local' };
+  } catch (err) {
+    const bound = call.hold!.bound;
+    call.deps.logger.warn({ rid: call.ctx.requestId, err: (err as Error)?.message }, 'settle: local token count failed; charging the upper estimate');
+    const outputTokens = Math.min(Buffer.byteLength(producedText, 'utf8'), bound.outputTokens);
+    return { inputTokens: bound.inputTokens, cachedInputTokens: 0, outputTokens, imageUnits: bound.imageUnits, source: 'estimate' };
+  }
 }
 
 /** Settles once; later calls are no-ops. Returns what was charged for. */

@@ -52,15 +52,17 @@ t.test('bound: input estimate at the uncached price plus the output ceiling', as
   t.equal(boundCost(image, { inputTokens: 0, outputTokens: 0, imageUnits: 3 }, 'images'), 120_000);
 });
 
-t.test('settlement: null metered charges nothing; the hold caps the charge; embeddings record zero output', async (t) => {
+t.test('settlement: null metered charges nothing; above the hold is charged in full as overdraft (issue 12 item 7); embeddings record zero output', async (t) => {
   const none = settlementCharge(chat, null, 'chat_completions', 1000);
-  t.same(none, { counts: { inputTokens: 0, cachedInputTokens: 0, outputTokens: 0, imageUnits: 0 }, cost: 0, charged: 0 });
+  t.same(none, { counts: { inputTokens: 0, cachedInputTokens: 0, outputTokens: 0, imageUnits: 0 }, cost: 0, charged: 0, overdraft: 0 });
   const ok = settlementCharge(chat, { inputTokens: 100, cachedInputTokens: 0, outputTokens: 10, imageUnits: 0, source: 'supplier' }, 'responses', 10_000);
   t.equal(ok.cost, 350);
   t.equal(ok.charged, 350);
+  t.equal(ok.overdraft, 0);
   const over = settlementCharge(chat, { inputTokens: 100_000, cachedInputTokens: 0, outputTokens: 10, imageUnits: 0, source: 'supplier' }, 'responses', 10_000);
   t.equal(over.cost, 250_100);
-  t.equal(over.charged, 10_000, 'never more than the hold');
+  t.equal(over.charged, 250_100, 'the whole cost, not the hold');
+  t.equal(over.overdraft, 240_100, 'the part above the hold');
   const emb = settlementCharge(chat, { inputTokens: 10, cachedInputTokens: 0, outputTokens: 99, imageUnits: 1, source: 'supplier' }, 'embeddings', 10_000);
   t.same(emb.counts, { inputTokens: 10, cachedInputTokens: 0, outputTokens: 0, imageUnits: 0 });
   t.equal(emb.charged, 25);

@@ -40,6 +40,8 @@ export interface StartOptions {
   workers?: number;
   dataDir?: string;
   timeoutMs?: number;
+  /** Run the build under this package root instead of this one's (a modified copy of dist/). */
+  root?: string;
 }
 
 export async function startGateway(opts: StartOptions = {}): Promise<Gateway> {
@@ -57,7 +59,7 @@ export async function startGateway(opts: StartOptions = {}): Promise<Gateway> {
   };
   if (!opts.env?.DATABASE_URL) delete env.DATABASE_URL;
   if (!opts.env?.REDIS_URL) delete env.REDIS_URL;
-  const proc = spawn(process.execPath, [join(packageRoot, 'dist/src/main.js')], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const proc = spawn(process.execPath, [join(opts.root ?? packageRoot, 'dist/src/main.js')], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   const logs: Array<Record<string, any>> = [];
   let raw = '';
   const waiters: Array<{ pred: (l: Record<string, any>) => boolean; resolve: (l: Record<string, any>) => void }> = [];

@@ -40,6 +40,7 @@ export function usage(requestId: string, charged: number, reserved: number, fund
     chargedMicros: charged,
     outcome: 'completed',
     meteredSource: 'supplier',
+    overdraftMicros: 0,
     holdExpired: false,
     ttfbMs: 5,
     totalMs: 10,

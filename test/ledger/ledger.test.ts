@@ -41,11 +41,11 @@ t.test('settle posts the charge and voids the rest; a repeat charges nothing', a
   t.equal(store.orgs.get(ORG)!.balance, 10_000 - 1234, 'store agrees');
   t.equal(store.usage.size, 1);
   t.equal(store.entries.size, 1);
-  // A charge above the hold is capped at the hold.
+  // A charge above the hold is posted in full (issue 12 item 7, below).
   await ledger.reserve({ requestId: 'b', orgId: ORG, funding: 'balance', amount: 100, owner: 'w1' });
   await ledger.settle({ usage: usage('b', 5000, 100) });
   view = (await ledger.account(ORG))!;
-  t.equal(view.balance, 10_000 - 1234 - 100);
+  t.equal(view.balance, 10_000 - 1234 - 5000);
   // A settled request cannot be reserved again.
   t.same(await ledger.reserve({ requestId: 'a', orgId: ORG, funding: 'balance', amount: 1, owner: 'w1' }), { ok: false, code: 'closed' });
   // A zero settlement writes a usage row and no journal entry.
@@ -54,6 +54,38 @@ t.test('settle posts the charge and voids the rest; a repeat charges nothing', a
   await ledger.sync();
   t.equal(store.usage.size, 3);
   t.equal(store.entries.size, 2);
+});
+
+t.test('issue 12 item 7: a charge above the hold is posted in full and recorded as overdraft, even past zero', async (t) => {
+  const store = new FakeStore();
+  store.addOrg(ORG, 1000);
+  const { ledger } = makeLedger(store);
+  t.teardown(() => ledger.close());
+  t.same(await ledger.reserve({ requestId: 'o1', orgId: ORG, funding: 'balance', amount: 600, owner: 'w1' }), { ok: true });
+  t.same(await ledger.reserve({ requestId: 'o2', orgId: ORG, funding: 'balance', amount: 400, owner: 'w1' }), { ok: true });
+  await ledger.settle({ usage: usage('o1', 900, 600) });
+  let view = (await ledger.account(ORG))!;
+  t.equal(view.balance, 100, 'the whole 900 charged, not the 600 held');
+  t.equal(view.heldBalance, 400, 'the other hold still stands');
+  await ledger.settle({ usage: usage('o2', 450, 400) });
+  view = (await ledger.account(ORG))!;
+  t.equal(view.balance, -350, 'below zero by the overdraft');
+  t.equal(view.heldBalance, 0);
+  t.equal((await ledger.reserve({ requestId: 'o3', orgId: ORG, funding: 'balance', amount: 0, owner: 'w1' })).ok, false, 'the debt refuses new calls');
+  await ledger.sync();
+  t.match(store.usage.get('o1'), { chargedMicros: 900, reservedMicros: 600, overdraftMicros: 300 });
+  t.match(store.usage.get('o2'), { chargedMicros: 450, reservedMicros: 400, overdraftMicros: 50 });
+  t.equal(store.orgs.get(ORG)!.balance, -350, 'store agrees');
+  t.equal(store.journalSum(ORG), -(900 + 450), 'the journal carries both charges in full (the opening 1000 is not journalled here)');
+  // An expired hold: the overdraft is counted against what was reserved.
+  await ledger.settle({ usage: usage('gone', 70, 50) });
+  await ledger.sync();
+  t.match(store.usage.get('gone'), { chargedMicros: 70, overdraftMicros: 20, holdExpired: true });
+  // Not a whole number of micros: the hold is charged, never NaN.
+  await ledger.reserve({ requestId: 'nan', orgId: ORG, funding: 'balance', amount: 0, owner: 'w1' });
+  await ledger.settle({ usage: usage('nan2', Number.NaN, 30) });
+  await ledger.sync();
+  t.match(store.usage.get('nan2'), { chargedMicros: 30, overdraftMicros: 0 });
 });
 
 t.test('an owner that stops renewing loses its holds after the lease; a late settlement still charges', async (t) => {
@@ -237,4 +269,27 @@ t.test('quotas are admission: refused with Retry-After before any hold; unknown 
     code: 'unknown_organization',
   });
   t.equal(await ledger.account('nope'), null);
+});
+
+t.test('issue 12 item 10: a credit past the money maximum is refused by the actor, or by the store when memory is stale', async (t) => {
+  const MAX = Number.MAX_SAFE_INTEGER;
+  const store = new FakeStore();
+  store.addOrg(ORG, MAX - 5);
+  const { ledger } = makeLedger(store);
+  t.teardown(() => ledger.close());
+  t.same(await ledger.credit({ orgId: ORG, key: 'k1', amount: 6, target: 'balance', expiresAt: null, note: null }), { ok: false, code: 'money_limit' });
+  t.equal(store.entries.size, 0, 'nothing written');
+  t.match(await ledger.credit({ orgId: ORG, key: 'k2', amount: 5, target: 'balance', expiresAt: null, note: null }), { ok: true, account: { balance: MAX } });
+  t.same(await ledger.credit({ orgId: ORG, key: 'k3', amount: MAX, target: 'package', expiresAt: null, note: null }).then((r) => r.ok), true);
+  t.same(await ledger.credit({ orgId: ORG, key: 'k4', amount: 1, target: 'package', expiresAt: null, note: null }), { ok: false, code: 'money_limit' });
+  // The store's CHECK (migration 005) refuses what a stale memory allows: the same answer, and memory takes the store's row.
+  const other = '22222222-2222-4222-8222-222222222222';
+  store.addOrg(other, 10);
+  await ledger.account(other);
+  store.orgs.get(other)!.balance = MAX; // moved behind the actor's back (`tollgate credit`)
+  store.writeCredit = async () => {
+    throw Object.assign(new Error('new row for relation "organizations" violates check constraint'), { code: '23514' });
+  };
+  t.same(await ledger.credit({ orgId: other, key: 'k5', amount: 1, target: 'balance', expiresAt: null, note: null }), { ok: false, code: 'money_limit' });
+  t.equal((await ledger.account(other))!.balance, MAX, 'reloaded from the store');
 });

@@ -53,7 +53,7 @@ async function suite(t: Test, pool: Pool): Promise<void> {
   t.equal((await store.loadAccount(orgId))!.balance, 10_000_000 - 4000);
   const page = await listUsage(pool, orgId, 10);
   t.equal(page.requests, 3);
-  t.equal(page.chargedMicros, 4000);
+  t.equal(page.chargedMicros, 4000n, 'the total, exact as a bigint');
   t.equal(page.rows.length, 3);
   const sum = await pool.query('SELECT sum(amount_micros)::bigint AS s FROM ledger_entries WHERE org_id = $1', [orgId]);
   t.equal(Number(sum.rows[0].s), 10_000_000 - 4000, 'balance = journal sum');

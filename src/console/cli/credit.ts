@@ -39,7 +39,7 @@ export const creditCommands: Command[] = [
       const key = typeof values['idempotency-key'] === 'string' ? values['idempotency-key'] : null;
       const { pool } = await ctx.store();
       const result = await creditInStore(pool, { orgId, key, amount: input.amount, target: input.target, expiresAt: input.expiresAt, note: input.note });
-      if (!result.ok) throw new GatewayError('organization_not_found');
+      if (!result.ok) throw new GatewayError(result.code === 'money_limit' ? 'money_limit_exceeded' : 'organization_not_found');
       if (result.replayed && (result.amount !== input.amount || result.target !== input.target)) throw new GatewayError('idempotency_conflict');
       const org = organizationView((await readOrganization(pool, orgId))!);
       if (values.json === true) {

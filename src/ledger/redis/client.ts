@@ -198,8 +198,9 @@ export class RedisLedgerClient implements LedgerClient {
   /** The journal's own statement, so whichever of the two writes lands second changes nothing. */
   private async settleInStore(usage: UsageRow): Promise<void> {
     this.pool ??= createPool(this.opts.databaseUrl, 2);
-    const charged = Math.max(0, Math.min(usage.chargedMicros, usage.reservedMicros));
-    const row: UsageRow = { ...usage, chargedMicros: charged };
+    // The actor's settlement rule (actor.ts settle): the whole charge, the part above the hold recorded as overdraft.
+    const charged = Number.isSafeInteger(usage.chargedMicros) ? Math.max(0, usage.chargedMicros) : usage.reservedMicros;
+    const row: UsageRow = { ...usage, chargedMicros: charged, overdraftMicros: Math.max(0, charged - usage.reservedMicros) };
     const entries = charged > 0 ? [chargeEntry(row)] : [];
     await new PgLedgerStore(this.pool).writeBatch([row], entries, entries.map(() => `direct:${this.owner}`));
     this.opts.logger.warn({ rid: usage.requestId, org: usage.orgId, charged }, 'ledger: actor unreachable; settlement written to the store directly');

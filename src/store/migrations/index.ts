@@ -4,6 +4,7 @@ import catalog from './001-catalog.js';
 import organizationsKeys from './002-organizations-keys.js';
 import billing from './003-billing.js';
 import typicalRequests from './004-typical-requests.js';
+import moneyLimitsOverdraft from './005-money-limits-overdraft.js';
 
 export interface Migration {
   id: number;
@@ -11,4 +12,4 @@ export interface Migration {
   sql: string;
 }
 
-export const MIGRATIONS: Migration[] = [catalog, organizationsKeys, billing, typicalRequests];
+export const MIGRATIONS: Migration[] = [catalog, organizationsKeys, billing, typicalRequests, moneyLimitsOverdraft];

@@ -49,7 +49,7 @@ export function handleChat(ex: Exchange, req: Json): void {
     return ex.fail(400, `tool '${d.tool}' is not declared in tools`);
   }
   const p = plan(d.tool, d.words >= 0 ? d.words : DEFAULT_WORDS, ceilingOf(req.max_completion_tokens ?? req.max_tokens));
-  const input = countInput(texts, messages.length);
+  const input = d.inputTokens >= 0 ? d.inputTokens : countInput(texts, messages.length);
   const usage = d.noUsage ? null : usageJson(input, p.chunks);
   const base = `{"id":"${nextId('chatcmpl-')}","object":"chat.completion${ex.stream ? '.chunk' : ''}","created":${unixSeconds()},"model":${JSON.stringify(model)}`;
   if (ex.stream) {

@@ -16,6 +16,8 @@ export interface Directives {
   readonly tool: string | null;
   /** Leave usage out of the answer. */
   readonly noUsage: boolean;
+  /** Input tokens to report in usage instead of the real count (a supplier counting more than the gateway reserved); -1 = the real count. */
+  readonly inputTokens: number;
 }
 
 export const NO_DIRECTIVES: Directives = Object.freeze({
@@ -25,6 +27,7 @@ export const NO_DIRECTIVES: Directives = Object.freeze({
   delayMs: 0,
   tool: null,
   noUsage: false,
+  inputTokens: -1,
 });
 
 const OPEN = '[sim:';
@@ -50,6 +53,7 @@ export function parseDirectives(text: string, instance: string): Directives {
   let delayMs = 0;
   let tool: string | null = null;
   let noUsage = false;
+  let inputTokens = -1;
   while (at !== -1) {
     const start = at + OPEN.length;
     const end = text.indexOf(']', start);
@@ -85,7 +89,10 @@ export function parseDirectives(text: string, instance: string): Directives {
       case 'no_usage':
         noUsage = true;
         break;
+      case 'input_tokens':
+        if (count(value) !== -1) inputTokens = count(value);
+        break;
     }
   }
-  return { words, status, failAfter, delayMs, tool, noUsage };
+  return { words, status, failAfter, delayMs, tool, noUsage, inputTokens };
 }
