@@ -66,10 +66,10 @@ export class LedgerBilling implements Billing {
     let inputCounted = false;
     if (!reply.ok && reply.code === 'insufficient_funds' && tighter !== null) {
       // The cheap estimate did not fit: count the text (worker pool) and try the tight one, only if it can fit.
+      this.metrics?.count('billing_input_counted');
       const tight = await tighter().catch(() => null); // no count: the first refusal stands
       const tightAmount = tight === null ? amount : boundCost(model.price, tight, surface);
       if (tight !== null && tightAmount < amount) {
-        this.metrics?.count('billing_input_counted');
         if (tightAmount <= reply.available) {
           reply = await this.ask(requestId, key, tightAmount);
           reserved = tight;
