@@ -9,7 +9,7 @@ import type { Logger } from '../log/logger.js';
 import type { Metrics } from '../metrics/registry.js';
 import { formatMoney } from './money.js';
 import { boundCost, settlementCharge } from './pricing.js';
-import type { Billing, Bound, Hold, Metered, Outcome, Surface, Timings } from './types.js';
+import type { Billing, Bound, Hold, Metered, Outcome, Surface, TighterBound, Timings } from './types.js';
 
 /** A settlement is retried (it is idempotent by request id) this many times before it is logged as lost. */
 const SETTLE_ATTEMPTS = 4;
@@ -58,17 +58,28 @@ export class LedgerBilling implements Billing {
     this.metrics = deps.metrics ?? null;
   }
 
-  async reserve(requestId: string, key: ApiKey, model: CatalogModel, surface: Surface, bound: Bound): Promise<Hold> {
+  async reserve(requestId: string, key: ApiKey, model: CatalogModel, surface: Surface, bound: Bound, tighter: TighterBound | null = null): Promise<Hold> {
     const amount = boundCost(model.price, bound, surface);
-    let reply: ReserveReply;
-    try {
-      reply = await this.deps.ledger.reserve({ requestId, orgId: key.orgId, funding: key.funding, amount });
-    } catch (err) {
-      // No answer: the hold may exist all the same. Void it rather than leave the money held until max age.
-      void this.deps.ledger.release({ requestId, orgId: key.orgId }).catch(() => {});
-      this.metrics?.count('billing_ledger_unavailable');
-      this.deps.logger.warn({ rid: requestId, err: (err as Error).message }, 'billing: ledger did not answer a reservation');
-      throw new GatewayError('service_unavailable');
+    let reply = await this.ask(requestId, key, amount);
+    let reserved = bound;
+    let held = amount;
+    let inputCounted = false;
+    if (!reply.ok && reply.code === 'insufficient_funds' && tighter !== null) {
+      // The cheap estimate did not fit: count the text (worker pool) and try the tight one, only if it can fit.
+      this.metrics?.count('billing_input_counted');
+      const tight = await tighter().catch(() => null); // no count: the first refusal stands
+      const tightAmount = tight === null ? amount : boundCost(model.price, tight, surface);
+      if (tight !== null && tightAmount < amount) {
+        if (tightAmount <= reply.available) {
+          reply = await this.ask(requestId, key, tightAmount);
+          reserved = tight;
+          held = tightAmount;
+          inputCounted = true;
+        } else {
+          // Refused without a second round trip (and a second quota slot): say what the tight estimate needs.
+          reply = { ...reply, required: tightAmount };
+        }
+      }
     }
     if (!reply.ok) {
       this.metrics?.count(reply.code === 'rate_limited' ? 'billing_rate_limited' : 'billing_refused');
@@ -79,7 +90,31 @@ export class LedgerBilling implements Billing {
     }
     this.metrics?.count('billing_reserved');
     // The price travels with the hold: a catalog change mid-call does not change what this call costs.
-    return { requestId, orgId: key.orgId, keyId: key.id, modelId: model.modelId, surface, funding: key.funding, price: model.price, bound, reserved: amount };
+    return {
+      requestId,
+      orgId: key.orgId,
+      keyId: key.id,
+      modelId: model.modelId,
+      surface,
+      funding: key.funding,
+      price: model.price,
+      reserved: held,
+      bound: reserved,
+      inputCounted,
+    };
+  }
+
+  /** One reservation round trip; no answer is a 503, after voiding whatever may have been held. */
+  private async ask(requestId: string, key: ApiKey, amount: number): Promise<ReserveReply> {
+    try {
+      return await this.deps.ledger.reserve({ requestId, orgId: key.orgId, funding: key.funding, amount });
+    } catch (err) {
+      // No answer: the hold may exist all the same. Void it rather than leave the money held until max age.
+      void this.deps.ledger.release({ requestId, orgId: key.orgId }).catch(() => {});
+      this.metrics?.count('billing_ledger_unavailable');
+      this.deps.logger.warn({ rid: requestId, err: (err as Error).message }, 'billing: ledger did not answer a reservation');
+      throw new GatewayError('service_unavailable');
+    }
   }
 
   async settle(hold: Hold, metered: Metered | null, outcome: Outcome, timings: Timings, supplier: string | null): Promise<void> {

@@ -50,21 +50,42 @@ function surfaceCounts(surface: Surface, input: number, cached: number, output: 
   return { inputTokens, cachedInputTokens, outputTokens: count(output), imageUnits: count(images) };
 }
 
+/**
+ * Money must stay exact: a result that is not a safe integer (a price so
+ * large that a product passed 2^53, or a count that was never bounded) is an
+ * error, never a rounded or infinite amount. Thrown, so a reservation fails
+ * (nothing held, nothing called) instead of holding a wrong amount.
+ */
+function exactMicros(micros: number): number {
+  if (!Number.isSafeInteger(micros) || micros < 0) throw new RangeError(`pricing: ${micros} is not an exact amount of micros`);
+  return micros;
+}
+
 export function costOf(price: Price, c: Counts): number {
   const uncached = Math.max(0, c.inputTokens - c.cachedInputTokens);
-  return (
+  return exactMicros(
     tokensCost(uncached, price.inputPerMtok, c.cachedInputTokens, price.cachedInputPerMtok, c.outputTokens, price.outputPerMtok) +
-    c.imageUnits * price.imageUnit
+      c.imageUnits * price.imageUnit,
   );
+}
+
+/** A bound's counts are never clamped (that would hold less than the call may cost): out of range is an error. */
+function boundCount(n: number, what: string): number {
+  if (!Number.isSafeInteger(n) || n < 0 || n > MAX_COUNTED) throw new RangeError(`pricing: bound ${what} ${n} is not a count in [0, ${MAX_COUNTED}]`);
+  return n;
 }
 
 /**
  * Micros to hold before the supplier is called. The input estimate is priced
  * as uncached input: the bound must cover the worst case, and cached input is
- * never dearer than uncached.
+ * never dearer than uncached. Callers bound the counts first (billing/bound.ts
+ * refuses a request whose bound exceeds MAX_COUNTED, by name).
  */
 export function boundCost(price: Price, bound: Bound, surface: Surface): number {
-  return costOf(price, surfaceCounts(surface, bound.inputTokens, 0, bound.outputTokens, bound.imageUnits));
+  const input = boundCount(bound.inputTokens, 'input');
+  const output = boundCount(bound.outputTokens, 'output');
+  const images = boundCount(bound.imageUnits, 'image units');
+  return costOf(price, surfaceCounts(surface, input, 0, output, images));
 }
 
 export interface Charge {

@@ -6,13 +6,36 @@ import type { CatalogModel, Price, ProtocolCode } from '../catalog/types.js';
 export type Surface = ProtocolCode;
 export type Outcome = 'completed' | 'incomplete' | 'failed' | 'cancelled';
 
-/** The finite bound reserved before the upstream call. */
+/** The finite bound reserved before the upstream call: every count a safe integer ≤ MAX_COUNTED (pricing.ts). */
 export interface Bound {
-  /** Cheap upper estimate of input tokens (no tokenizer on the event loop). */
+  /** Upper estimate of input tokens (see docs/billing.md, "Input estimate"). */
   inputTokens: number;
-  /** The output ceiling (chat/responses: the request's or 32768; messages: max_tokens; embeddings: 0). */
+  /** The output bound: the per-choice ceiling × choices (embeddings: 0). */
   outputTokens: number;
   /** images: n; others 0. */
+  imageUnits: number;
+}
+
+/**
+ * What a request states about its bound, before the model is known: computed
+ * by a surface's pure prepare(), turned into a Bound where it meets the model
+ * (billing/bound.ts), which is the only place the model's ceilings apply.
+ */
+export interface BoundRequest {
+  /** Cheap upper estimate of input tokens: the body's bytes outside media parts, plus the media parts' tokens. */
+  inputTokens: number;
+  /** The media parts' share of inputTokens (images by detail, files at a stated figure): kept when the text is counted. */
+  mediaTokens: number;
+  /** Messages (turns): each adds a few tokens of chat template to a counted estimate. */
+  turns: number;
+  /** The per-choice output ceiling the caller stated, or null (the default applies). */
+  statedCeiling: number | null;
+  /** The member that stated it, for a refusal; when none is stated, what the upstream body carries. */
+  ceilingParam: string;
+  /** The ceiling when none is stated (chat, responses: 32768), within the model's max_output_tokens. */
+  defaultCeiling: number;
+  /** Completions asked for (chat n): the output bound is the ceiling × choices. */
+  choices: number;
   imageUnits: number;
 }
 
@@ -42,10 +65,12 @@ export interface Hold {
   surface: Surface;
   funding: Funding;
   price: Price;
-  /** The bound that was priced and held (a failed local count settles on it, pipeline/settle.ts). */
-  bound: Bound;
   /** Micros held. */
   reserved: number;
+  /** The estimate those micros price (input tokens, output bound, image units); a failed local count settles on it (pipeline/settle.ts). */
+  bound: Bound;
+  /** True when the input estimate came from a token count (the byte-based estimate did not fit the funds). */
+  inputCounted: boolean;
 }
 
 export interface Timings {
@@ -54,13 +79,19 @@ export interface Timings {
   totalMs: number;
 }
 
+/** A tighter bound than the one refused (e.g. the text's tokens counted), or null when there is none. */
+export type TighterBound = () => Promise<Bound | null>;
+
 export interface Billing {
   /**
    * Admission (per-organization request quotas) and reservation of the bound,
    * atomically against the key's funding source. Throws GatewayError
-   * `rate_limited` (with retryAfterSeconds) or `insufficient_funds`.
+   * `rate_limited` (with retryAfterSeconds) or `insufficient_funds`. When
+   * the bound does not fit the funds and `tighter` is given, it is asked once
+   * for a smaller estimate (a token count, in the worker pool), and that one
+   * is reserved if it fits what the ledger said is available.
    */
-  reserve(requestId: string, key: ApiKey, model: CatalogModel, surface: Surface, bound: Bound): Promise<Hold>;
+  reserve(requestId: string, key: ApiKey, model: CatalogModel, surface: Surface, bound: Bound, tighter?: TighterBound | null): Promise<Hold>;
   /**
    * Charges `metered` at the hold's price (null: nothing consumed), releases
    * the rest, records the usage row. Idempotent by request id. Resolves when

@@ -2,6 +2,8 @@
 // the model, authorize the key's scope, reserve. Each refuses with the one
 // GatewayError the spec names, before any routing or money moves.
 import { scopeAllows } from '../auth/scope.js';
+import { boundFor, countedBound } from '../billing/bound.js';
+import type { Bound } from '../billing/types.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import type { ModelCall } from './call.js';
 
@@ -49,6 +51,19 @@ export function authorizeScope(call: ModelCall): void {
   if (!scopeAllows(call.key!, call.model!, call.surface.modality)) throw new GatewayError('scope_denied', { param: 'model' });
 }
 
+/**
+ * Holds the call's bound: the request's, within the model's ceilings. The
+ * cheap input estimate goes first (no tokenizer on the event loop); only when
+ * it does not fit the funds is the text counted, in the worker pool, for a
+ * tighter estimate (docs/billing.md, "Input estimate").
+ */
 export async function reserve(call: ModelCall): Promise<void> {
-  call.hold = await call.deps.billing.reserve(call.ctx.requestId, call.key!, call.model!, call.surface.protocol, call.prepared!.decoded.bound);
+  const request = call.prepared!.decoded.bound;
+  const model = call.model!;
+  const bound = boundFor(request, model);
+  const tighter = async (): Promise<Bound | null> => {
+    const [tokens] = await call.deps.offload.countTokens([call.surface.inputText(call.prepared!)]);
+    return countedBound(request, bound, tokens!, model);
+  };
+  call.hold = await call.deps.billing.reserve(call.ctx.requestId, call.key!, model, call.surface.protocol, bound, tighter);
 }

@@ -4,7 +4,7 @@
 // every surface; no surface copies another's handler, and no body is
 // squeezed through a canonical form.
 import type { Carrier } from '../auth/types.js';
-import type { Bound, Metered, Outcome } from '../billing/types.js';
+import type { BoundRequest, Metered, Outcome } from '../billing/types.js';
 import type { ModalityCode, ProtocolCode, Route as CatalogRoute } from '../catalog/types.js';
 import type { EnvelopeKind } from '../errors/envelopes.js';
 import type { SseEvent } from '../suppliers/sse-reader.js';
@@ -14,7 +14,8 @@ export interface Decoded {
   /** The model as the caller named it (echoed back exactly). */
   model: string;
   stream: boolean;
-  bound: Bound;
+  /** What the request states about its bound; the model's ceilings apply at reservation (billing/bound.ts). */
+  bound: BoundRequest;
 }
 
 /**
@@ -83,13 +84,15 @@ export interface SurfaceCodec {
    * Validates the parsed body and prepares it; throws
    * GatewayError('invalid_request', {param}). A pure function of the body
    * (no catalog, no I/O), so the pool can run it too. `bodyBytes` is the
-   * request's size, the cheap upper bound of its input tokens (a token covers
-   * at least one byte).
+   * request's size: outside media parts, the cheap upper bound of its input
+   * tokens (a token covers at least one byte).
    */
   prepare(body: unknown, bodyBytes: number): Prepared;
   /**
    * The JSON text sent to one supplier route: the caller's body with only what
-   * must change. `maxOutputTokens` is the model's own ceiling, if known.
+   * must change. `maxOutputTokens` is the model's own ceiling, if known: the
+   * body carries exactly one output bound, outputCeiling(bound, it), the one
+   * reserved (billing/bound.ts).
    */
   upstreamBody(prepared: Prepared, route: CatalogRoute, maxOutputTokens: number | null): string;
   /** Text of the request, for a local input count when the supplier reports no usage (rare: may re-parse). */

@@ -6,6 +6,16 @@ import { GatewayError } from '../errors/gateway-error.js';
 
 const ajv = new Ajv({ allErrors: false, strict: false });
 
+/**
+ * An integer member a caller sends. JSON numbers such as 1e308 are integers
+ * to ajv; above 2^53 − 1 they are not exact, and arithmetic on them (a bound
+ * × n) reaches Infinity. So every integer member has a safe maximum, and a
+ * larger value is refused naming the member.
+ */
+export function integer(minimum: number, maximum: number = Number.MAX_SAFE_INTEGER): { type: 'integer'; minimum: number; maximum: number } {
+  return { type: 'integer', minimum, maximum: Math.min(maximum, Number.MAX_SAFE_INTEGER) };
+}
+
 export function compile(schema: object): ValidateFunction {
   return ajv.compile(schema);
 }

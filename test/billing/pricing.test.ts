@@ -80,3 +80,24 @@ t.test('counts are whole, non-negative and bounded', async (t) => {
   t.equal(count(3.9), 3);
   t.equal(count(1e15), MAX_COUNTED);
 });
+
+t.test('issue 12 item 2: pricing never yields a non-finite or inexact amount: it throws instead', async (t) => {
+  const bound = (inputTokens: number, outputTokens: number, imageUnits = 0) => ({ inputTokens, outputTokens, imageUnits });
+  // The overflow of the issue: a 1e308 bound × n = 2 is Infinity, which count() used to turn into 0 (an input-only hold).
+  t.throws(() => boundCost(cheap, bound(10, 1e308 * 2), 'chat_completions'), RangeError, 'Infinity output');
+  t.throws(() => boundCost(cheap, bound(10, Number.NaN), 'chat_completions'), RangeError, 'NaN output');
+  t.throws(() => boundCost(cheap, bound(10, MAX_COUNTED + 1), 'chat_completions'), RangeError, 'a bound is never clamped to the counted maximum');
+  t.throws(() => boundCost(cheap, bound(-1, 10), 'chat_completions'), RangeError, 'negative input');
+  t.throws(() => boundCost(cheap, bound(1.5, 10), 'chat_completions'), RangeError, 'fractional input');
+  t.equal(boundCost(cheap, bound(MAX_COUNTED, MAX_COUNTED), 'chat_completions'), 150_000_000 + 600_000_000, 'the largest bound prices exactly');
+  // A price so large that a product passes 2^53: refused, not rounded.
+  const dear: Price = { inputPerMtok: 2 ** 52, cachedInputPerMtok: 0, outputPerMtok: 0, imageUnit: 0 };
+  t.throws(() => boundCost(dear, bound(MAX_COUNTED, 0), 'chat_completions'), RangeError);
+  t.throws(() => costOf({ ...image, imageUnit: 2 ** 52 }, { inputTokens: 0, cachedInputTokens: 0, outputTokens: 0, imageUnits: 4 }), RangeError);
+  // Random bounds within range: always a safe integer.
+  for (let i = 0; i < 2000; i++) {
+    const cost = boundCost(chat, bound(Math.floor(Math.random() * MAX_COUNTED), Math.floor(Math.random() * MAX_COUNTED), i % 5), 'chat_completions');
+    if (!Number.isSafeInteger(cost) || cost < 0) return t.fail(`not exact: ${cost}`);
+  }
+  t.pass('2000 random bounds priced to a safe integer');
+});

@@ -1,7 +1,7 @@
 // Chat completions when things go wrong: failover before the first byte,
 // suppliers all failing, a stream cut by the supplier, a client leaving
 // mid-stream, a client that stops reading. Money is checked on every path.
-import { connect } from 'node:net';
+import { connect, type Socket } from 'node:net';
 import OpenAI from 'openai';
 import t from 'tap';
 import { startSimulator, type SimulatorEvent } from '../../src/suppliers/simulator/index.js';
@@ -131,18 +131,24 @@ if (db !== null) {
       return [...text.matchAll(/tollgate_process_resident_memory_bytes\{role="worker",pid="\d+"\} (\d+)/g)].reduce((a, m) => a + Number(m[1]), 0);
     };
     const before = await rssOf();
-    const body = JSON.stringify({ model: 'au-atlas-2', stream: true, max_tokens: 400000, messages: [{ role: 'user', content: '[sim:words=400000]' }] });
-    const socket = connect(gw.port, '127.0.0.1');
-    await new Promise((r) => socket.once('connect', r));
-    socket.write(
-      `POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
-    );
-    await new Promise((r) => socket.once('data', r));
-    socket.pause(); // stop reading: the kernel buffers fill, then uWS reports backpressure
+    // A model writes at most its max_output_tokens (au-atlas-2: 65536, ~11 MB of SSE frames): four such streams at once.
+    const body = JSON.stringify({ model: 'au-atlas-2', stream: true, max_tokens: 65536, messages: [{ role: 'user', content: '[sim:words=400000]' }] });
+    const sockets: Socket[] = [];
+    for (let i = 0; i < 4; i++) {
+      const socket = connect(gw.port, '127.0.0.1');
+      sockets.push(socket);
+      await new Promise((r) => socket.once('connect', r));
+      socket.write(
+        `POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+      );
+      const first = await new Promise<Buffer>((r) => socket.once('data', r));
+      t.match(first.toString('latin1'), /^HTTP\/1\.1 200/, 'the stream started');
+      socket.pause(); // stop reading: the kernel buffers fill, then uWS reports backpressure
+    }
     await new Promise((r) => setTimeout(r, 3000));
     const during = await rssOf();
-    socket.destroy();
-    // 400k words is ~30 MB of SSE frames: unbounded buffering would show here.
+    for (const socket of sockets) socket.destroy();
+    // 4 × 65536 words is ~45 MB of SSE frames: unbounded buffering would show here.
     t.ok(during - before < 20 * 1024 * 1024, `worker RSS grew ${((during - before) / 1048576).toFixed(1)} MB while the reader was paused`);
   });
 }

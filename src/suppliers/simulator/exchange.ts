@@ -26,12 +26,13 @@ export class Hub {
     for (const name of instances) this.counts.set(name, 0);
   }
 
-  emit(type: SimulatorEvent['type'], ex: Exchange): void {
+  emit(type: SimulatorEvent['type'], ex: Exchange, body?: string): void {
     // Listeners are replaced, never mutated, so this loop survives an
     // unsubscribe from inside a listener.
     const ls = this.listeners;
     if (ls.length === 0 || this.closing || !ex.counted) return;
     const e: SimulatorEvent = { type, instance: ex.instance, protocol: ex.protocol, stream: ex.stream, at: performance.now() };
+    if (body !== undefined) e.body = body;
     for (let i = 0; i < ls.length; i++) (ls[i] as SimulatorListener)(e);
   }
 }

@@ -50,8 +50,9 @@ function accept(hub: Hub, route: Route, res: HttpResponse, req: HttpRequest, url
       return ex.fail(413, 'request body too large');
     }
     let parsed: unknown;
+    const text = body.toString();
     try {
-      parsed = JSON.parse(body.toString());
+      parsed = JSON.parse(text);
     } catch {
       hub.emit('request', ex);
       return ex.fail(400, 'We could not parse the JSON body of your request.');
@@ -61,7 +62,7 @@ function accept(hub: Hub, route: Route, res: HttpResponse, req: HttpRequest, url
       return ex.fail(400, 'the request body must be a JSON object');
     }
     ex.stream = route.streams && parsed.stream === true;
-    hub.emit('request', ex);
+    hub.emit('request', ex, text);
     route.handle(ex, parsed, `${url}/${instance}`);
   });
 }

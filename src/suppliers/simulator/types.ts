@@ -19,6 +19,8 @@ export type SimulatorEvent = {
   stream: boolean;
   /** performance.now() when the event happened. */
   at: number;
+  /** On a `request` event whose body parsed: the body exactly as received (tests inspect what a gateway sent). */
+  body?: string;
 };
 
 export type SimulatorListener = (e: SimulatorEvent) => void;

@@ -2,11 +2,12 @@
 // completions suppliers with only the upstream model name and the members the
 // spec says are not carried changed; replies come back as the gateway's own
 // objects (its request id, the model as the caller named it).
+import { outputCeiling } from '../../billing/bound.js';
 import type { Metered } from '../../billing/types.js';
 import type { Route } from '../../catalog/types.js';
 import { GatewayError } from '../../errors/gateway-error.js';
 import type { CallInfo, Prepared, SurfaceCodec, UnaryResult } from '../surface.js';
-import { chatInputText, DEFAULT_CEILING, prepareChat } from './prepare.js';
+import { chatInputText, prepareChat } from './prepare.js';
 import { ChatStream, meteredFromUsage, normalizeFinish, usageObject } from './stream.js';
 
 export { DEFAULT_CEILING } from './prepare.js';
@@ -15,9 +16,9 @@ type Body = Record<string, any>;
 
 /** Prepends the per-route members to the body serialized once in prepare(). */
 function upstreamBody(prepared: Prepared, route: Route, maxOutputTokens: number | null): string {
-  let head = '{"model":' + JSON.stringify(route.upstreamModel);
-  // The reserved bound must hold upstream too, or the charge could outgrow the hold.
-  if (!prepared.meta.ceilingStated) head += ',"max_completion_tokens":' + Math.min(DEFAULT_CEILING, maxOutputTokens ?? DEFAULT_CEILING);
+  const bound = prepared.decoded.bound;
+  // Exactly one output bound, the reserved one, or the charge could outgrow the hold (prepare left the caller's out of `rest`).
+  let head = '{"model":' + JSON.stringify(route.upstreamModel) + ',"' + bound.ceilingParam + '":' + outputCeiling(bound, maxOutputTokens);
   // Settlement needs the supplier's usage even when the caller did not ask for it.
   if (prepared.decoded.stream) head += ',"stream_options":{"include_usage":true}';
   return prepared.rest === '{}' ? head + '}' : head + ',' + prepared.rest.slice(1);

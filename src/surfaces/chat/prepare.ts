@@ -1,9 +1,11 @@
 // Chat completions request: validation and preparation, a pure function of
 // the body, run inline for small bodies and in the worker-thread pool for
 // large ones (workers/prepare-request.ts).
+import type { BoundRequest } from '../../billing/types.js';
 import { GatewayError } from '../../errors/gateway-error.js';
 import type { Prepared } from '../surface.js';
 import { assertValid, compile } from '../validate.js';
+import { addMedia, type MediaEstimate } from './media.js';
 import { chatRequestSchema } from './schema.js';
 
 /** Spec, chat rule 1: the ceiling when neither max_tokens nor max_completion_tokens is stated. */
@@ -13,26 +15,45 @@ const validate = compile(chatRequestSchema);
 
 type Body = Record<string, any>;
 
-function ceilingOf(body: Body): number | null {
+/** The stated ceiling and the member that states it; `max_completion_tokens` when neither is (the default is sent under it). */
+function ceilingOf(body: Body): { ceiling: number | null; param: string } {
   const a = body.max_tokens ?? null;
   const b = body.max_completion_tokens ?? null;
   if (a !== null && b !== null && a !== b) throw new GatewayError('invalid_request', { param: 'max_completion_tokens' });
-  return b ?? a;
+  // The caller's spelling is kept upstream (some suppliers know only one of them); both stated: the current one.
+  return b === null && a !== null ? { ceiling: a, param: 'max_tokens' } : { ceiling: b, param: 'max_completion_tokens' };
+}
+
+/**
+ * The cheap input estimate, with no tokenizer: the body's bytes (a token
+ * covers at least one byte) outside image and file payloads, plus those
+ * parts' own token estimates. A tighter one is counted only when this one
+ * does not fit the funds (pipeline/admit.ts).
+ */
+function inputEstimate(messages: Body[], bodyBytes: number): { input: number; media: number } {
+  const media: MediaEstimate = { tokens: 0, chars: 0 };
+  for (const m of messages) if (Array.isArray(m.content)) addMedia(m.content, media);
+  return { input: bodyBytes - media.chars + media.tokens, media: media.tokens };
 }
 
 export function prepareChat(raw: unknown, bodyBytes: number): Prepared {
   assertValid(validate, raw);
   const body = raw as Body;
-  const ceiling = ceilingOf(body);
+  const { ceiling, param } = ceilingOf(body);
   if (body.tool_choice !== undefined && typeof body.tool_choice === 'object') {
     const name = body.tool_choice.function.name;
     if (!(body.tools ?? []).some((t: Body) => t.function.name === name)) throw new GatewayError('invalid_request', { param: 'tool_choice' });
   }
   const stream = body.stream === true;
-  // What the gateway sets per route is left out of `rest`: the model, and the
-  // stream options (settlement needs the supplier's usage, so a stream always
-  // asks for it). reasoning_effort is accepted and not carried (spec).
-  const { model: _model, reasoning_effort: _effort, stream_options: streamOptions, ...rest } = body;
+  // What the gateway sets per route is left out of `rest`: the model, the
+  // output bound (the upstream body carries exactly one, the reserved one,
+  // never a caller's null beside it), and the stream options (settlement
+  // needs the supplier's usage, so a stream always asks for it).
+  // reasoning_effort is accepted and not carried (spec).
+  const {
+    model: _model, reasoning_effort: _effort, stream_options: streamOptions,
+    max_tokens: _maxTokens, max_completion_tokens: _maxCompletionTokens, ...rest
+  } = body;
   if (body.messages.some((m: Body) => m.cache_control !== undefined)) {
     // cache_control is accepted and not carried (spec).
     rest.messages = body.messages.map((m: Body) => {
@@ -41,10 +62,21 @@ export function prepareChat(raw: unknown, bodyBytes: number): Prepared {
       return kept;
     });
   }
+  const { input, media } = inputEstimate(body.messages, bodyBytes);
+  const bound: BoundRequest = {
+    inputTokens: input,
+    mediaTokens: media,
+    turns: body.messages.length,
+    statedCeiling: ceiling,
+    ceilingParam: param,
+    defaultCeiling: DEFAULT_CEILING,
+    choices: body.n ?? 1,
+    imageUnits: 0,
+  };
   return {
-    decoded: { model: body.model, stream, bound: { inputTokens: bodyBytes, outputTokens: (ceiling ?? DEFAULT_CEILING) * (body.n ?? 1), imageUnits: 0 } },
+    decoded: { model: body.model, stream, bound },
     rest: JSON.stringify(rest),
-    meta: { ceilingStated: ceiling !== null, includeUsage: streamOptions?.include_usage === true },
+    meta: { includeUsage: streamOptions?.include_usage === true },
   };
 }
 

@@ -1,6 +1,12 @@
 // POST /v1/chat/completions request, per the spec's member table. Top-level
 // members outside the table are refused by name; message objects are open,
-// because clients replay the assistant messages they were given.
+// because clients replay the assistant messages they were given. Every
+// integer member goes through integer() (a safe maximum, refused by name).
+import { integer } from '../validate.js';
+
+/** Completions one request may ask for (OpenAI's limit). */
+export const MAX_CHOICES = 128;
+
 const nullable = (schema: Record<string, unknown>) => ({ anyOf: [schema, { type: 'null' }] });
 
 export const chatRequestSchema = {
@@ -25,9 +31,10 @@ export const chatRequestSchema = {
       },
     },
     model: { type: 'string', minLength: 1 },
-    max_tokens: nullable({ type: 'integer', minimum: 1 }),
-    max_completion_tokens: nullable({ type: 'integer', minimum: 1 }),
-    n: nullable({ type: 'integer', minimum: 1, maximum: 128 }),
+    max_tokens: nullable(integer(1)),
+    max_completion_tokens: nullable(integer(1)),
+    // OpenAI's own limit on completions per request.
+    n: nullable(integer(1, MAX_CHOICES)),
     reasoning_effort: nullable({ type: 'string' }),
     response_format: {
       type: 'object',
