@@ -8,10 +8,12 @@ import { join } from 'node:path';
 import { Piscina } from 'piscina';
 import type { ProtocolCode } from '../catalog/types.js';
 import { packageRoot } from '../config/paths.js';
+import type { DecodeResult } from '../surfaces/local-operation.js';
 import type { PrepareResult } from '../surfaces/surface.js';
 
 const COUNT_TOKENS = join(packageRoot, 'dist/workers/count-tokens.js');
 const PREPARE_REQUEST = join(packageRoot, 'dist/workers/prepare-request.js');
+const DECODE_LOCAL = join(packageRoot, 'dist/workers/decode-local.js');
 
 export class OffloadPool {
   private pool: Piscina | null = null;
@@ -46,6 +48,13 @@ export class OffloadPool {
     const bytes = new Uint8Array(owned.buffer, 0, owned.byteLength);
     // transferList, not Piscina.move(): move() is only unwrapped when it is the whole task.
     return this.threads.run({ protocol, body: bytes }, { filename: PREPARE_REQUEST, transferList: [owned.buffer as ArrayBuffer] }) as Promise<PrepareResult>;
+  }
+
+  /** Parses and decodes a local operation's body in a thread (count_tokens); the bytes are moved, as in prepare(). */
+  decodeLocal(operation: string, body: Buffer): Promise<DecodeResult<unknown>> {
+    const owned = body.byteOffset === 0 && body.buffer.byteLength === body.byteLength ? body : Buffer.from(body);
+    const bytes = new Uint8Array(owned.buffer, 0, owned.byteLength);
+    return this.threads.run({ operation, body: bytes }, { filename: DECODE_LOCAL, transferList: [owned.buffer as ArrayBuffer] }) as Promise<DecodeResult<unknown>>;
   }
 
   async close(): Promise<void> {

@@ -44,46 +44,53 @@ function imagePayload(block: Block): number {
   return typeof source.url === 'string' ? source.url.length : 0;
 }
 
-/** Text of a content value (string or blocks); images and documents are added to `media`. */
-export function contentText(content: unknown, media: MediaCount): string {
-  if (typeof content === 'string') return content;
-  if (!Array.isArray(content)) return '';
-  let text = '';
+/**
+ * The text of each block of a content value (a string is one piece), pushed
+ * to `into`; images and documents are added to `media` instead.
+ */
+export function contentPieces(content: unknown, media: MediaCount, into: string[]): void {
+  if (typeof content === 'string') {
+    into.push(content);
+    return;
+  }
+  if (!Array.isArray(content)) return;
   for (const block of content as Block[]) {
     if (block === null || typeof block !== 'object') continue;
-    let piece: string;
     switch (block.type) {
       case 'text':
-        piece = typeof block.text === 'string' ? block.text : '';
+        if (typeof block.text === 'string') into.push(block.text);
         break;
       case 'tool_use':
       case 'server_tool_use':
-        piece = String(block.name ?? '') + JSON.stringify(block.input ?? {});
+        into.push(String(block.name ?? '') + JSON.stringify(block.input ?? {}));
         break;
       case 'tool_result':
-        piece = contentText(block.content, media);
+        contentPieces(block.content, media, into);
         break;
       case 'thinking':
-        piece = typeof block.thinking === 'string' ? block.thinking : '';
+        if (typeof block.thinking === 'string') into.push(block.thinking);
         break;
       case 'redacted_thinking':
-        piece = '';
         break;
       case 'image':
         media.tokens += IMAGE_TOKENS;
         media.chars += imagePayload(block);
-        piece = '';
         break;
       case 'document':
-        piece = documentText(block, media);
+        into.push(documentText(block, media));
         break;
       default:
         // A block this gateway does not know: its JSON is an upper estimate of its text.
-        piece = JSON.stringify(block);
+        into.push(JSON.stringify(block));
     }
-    if (piece !== '') text = text === '' ? piece : text + '\n' + piece;
   }
-  return text;
+}
+
+/** Text of a content value, its blocks joined by newlines. */
+export function contentText(content: unknown, media: MediaCount): string {
+  const pieces: string[] = [];
+  contentPieces(content, media, pieces);
+  return pieces.join('\n');
 }
 
 /** The system prompt's text ('' when absent). */
