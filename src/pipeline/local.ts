@@ -8,13 +8,14 @@ import { GatewayError } from '../errors/gateway-error.js';
 import type { RequestContext, Route } from '../server/context.js';
 import { sendJson } from '../server/respond.js';
 import type { LocalOperation, LocalTools } from '../surfaces/local-operation.js';
-import { LOCAL_DECODERS } from '../surfaces/preparers.js';
+import { LOCAL_OPERATIONS } from '../surfaces/preparers.js';
 import type { PipelineDeps } from './deps.js';
 
 /**
  * Parses and validates the body: small bodies inline, large ones (over
- * pools.offload_body_bytes, as for model calls) in the pool. After
- * authentication, so an unauthenticated flood never costs a parse.
+ * pools.offload_body_bytes, as for model calls) in the pool, where the
+ * operation's inPool step (count_tokens: the token count) runs in the same
+ * task. After authentication, so an unauthenticated flood never costs a parse.
  */
 async function decode<D>(op: LocalOperation<D>, ctx: RequestContext, deps: PipelineDeps): Promise<D> {
   const raw = ctx.rawBody!;
@@ -53,12 +54,12 @@ export async function runLocal<D>(op: LocalOperation<D>, ctx: RequestContext, de
 
 /**
  * The server route of a local operation. Refuses to build when the
- * operation's decoder is not the one the pool runs (surfaces/preparers.ts),
+ * operation is not the one the pool runs (surfaces/preparers.ts),
  * so a forgotten registration stops the start instead of failing only
  * large bodies.
  */
 export function localRoute<D>(op: LocalOperation<D>, deps: PipelineDeps): Route {
-  if (LOCAL_DECODERS[op.name] !== op.decode) throw new Error(`local operation ${op.name}: its decoder is not registered in LOCAL_DECODERS (src/surfaces/preparers.ts)`);
+  if (LOCAL_OPERATIONS[op.name] !== op) throw new Error(`local operation ${op.name} is not registered in LOCAL_OPERATIONS (src/surfaces/preparers.ts)`);
   const tools: LocalTools = { countTokens: (texts) => deps.offload.countTokens(texts) };
   return {
     method: 'post',

@@ -33,6 +33,14 @@ export interface LocalOperation<D> {
    * can run it for a large body.
    */
   decode(body: unknown, bodyBytes: number): D;
+  /**
+   * Optional: work on the decoded data that is as large as the body (count
+   * its tokens). When the body was decoded in the pool, this runs there too,
+   * in the same task, with that thread's tokenizer, so only small results
+   * cross back to the event loop; compute() then finds it done. Pure apart
+   * from `countTokens`.
+   */
+  inPool?(decoded: D, countTokens: (texts: string[]) => Promise<number[]>): Promise<D>;
   /** The model as the caller named it. */
   modelOf(decoded: D): string;
   /** The answer's JSON text. */

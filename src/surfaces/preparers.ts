@@ -4,7 +4,8 @@
 import type { ProtocolCode } from '../catalog/types.js';
 import { prepareChat } from './chat/prepare.js';
 import { prepareMessages } from './messages/prepare.js';
-import { decodeCountTokens } from './count-tokens/estimate.js';
+import { countTokensOperation } from './count-tokens/operation.js';
+import type { LocalOperation } from './local-operation.js';
 import type { Prepared } from './surface.js';
 
 export const PREPARERS: Partial<Record<ProtocolCode, (body: unknown, bodyBytes: number) => Prepared>> = {
@@ -12,7 +13,7 @@ export const PREPARERS: Partial<Record<ProtocolCode, (body: unknown, bodyBytes: 
   native_messages: prepareMessages,
 };
 
-/** The pure decoders of the local operations (pipeline/local.ts), by operation name: what workers/decode-local.ts runs. */
-export const LOCAL_DECODERS: Record<string, (body: unknown, bodyBytes: number) => unknown> = {
-  count_tokens: decodeCountTokens,
+/** The local operations (pipeline/local.ts), by name: whose decode (and inPool) workers/decode-local.ts runs for large bodies. */
+export const LOCAL_OPERATIONS: Record<string, LocalOperation<any>> = {
+  count_tokens: countTokensOperation,
 };

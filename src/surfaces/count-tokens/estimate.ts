@@ -27,6 +27,8 @@ export interface CountRequest {
   texts: string[];
   /** Overheads and the stated figures of images and documents. */
   fixed: number;
+  /** The texts' tokens, once counted where the body was decoded (then `texts` is emptied); null until then. */
+  counted: number | null;
 }
 
 const validate = compile(countTokensRequestSchema);
@@ -57,12 +59,17 @@ export function decodeCountTokens(raw: unknown, _bodyBytes: number): CountReques
   if (body.tool_choice !== undefined) texts.push(JSON.stringify(body.tool_choice));
   fixed += media.tokens;
   if (!Number.isSafeInteger(fixed)) throw new GatewayError('invalid_request', { param: 'messages' });
-  return { model: body.model, texts, fixed };
+  return { model: body.model, texts, fixed, counted: null };
 }
 
-/** The estimate: the fixed part plus every segment's count. */
-export function estimateOf(request: CountRequest, counts: number[]): number {
-  let total = request.fixed;
-  for (const n of counts) total += n;
-  return total;
+/** The request with its texts counted (the texts dropped: only the sum crosses threads). */
+export async function countTexts(request: CountRequest, countTokens: (texts: string[]) => Promise<number[]>): Promise<CountRequest> {
+  let counted = 0;
+  if (request.texts.length > 0) for (const n of await countTokens(request.texts)) counted += n;
+  return { model: request.model, texts: [], fixed: request.fixed, counted };
+}
+
+/** The estimate of a counted request: the fixed part plus the texts' tokens. */
+export function estimateOf(request: CountRequest): number {
+  return request.fixed + (request.counted ?? 0);
 }

@@ -2,7 +2,7 @@
 // estimate is the gateway's own (estimate.ts): no supplier is asked, nothing
 // is reserved or charged, no quota is consumed.
 import type { LocalOperation } from '../local-operation.js';
-import { decodeCountTokens, estimateOf, type CountRequest } from './estimate.js';
+import { countTexts, decodeCountTokens, estimateOf, type CountRequest } from './estimate.js';
 
 export const countTokensOperation: LocalOperation<CountRequest> = {
   name: 'count_tokens',
@@ -12,10 +12,13 @@ export const countTokensOperation: LocalOperation<CountRequest> = {
   protocol: 'native_messages',
   modality: 'text_generation',
   decode: decodeCountTokens,
+  // A large body: counted by the thread that decoded it, so its text never crosses back.
+  inPool: countTexts,
   modelOf: (request) => request.model,
   async compute(request, _model, tools) {
-    // Every text is counted in the pool: tokenizing costs ~200 µs per KB on whichever thread runs it (bench/micro/count-tokens.ts).
-    const counts = request.texts.length === 0 ? [] : await tools.countTokens(request.texts);
-    return `{"input_tokens":${estimateOf(request, counts)},"estimated":true}`;
+    // A small body's texts are counted in the pool too: even for 200 bytes a
+    // hop costs the event loop less than tiktoken inline (bench/micro/count-tokens.ts).
+    const counted = request.counted === null ? await countTexts(request, tools.countTokens) : request;
+    return `{"input_tokens":${estimateOf(counted)},"estimated":true}`;
   },
 };
