@@ -11,12 +11,12 @@ const contentBlock = {
   required: ['type'],
   properties: { type: { type: 'string', minLength: 1 } },
   allOf: [
-    { if: { properties: { type: { const: 'text' } } }, then: { required: ['text'], properties: { text: { type: 'string' } } } },
+    { if: { required: ['type'], properties: { type: { const: 'text' } } }, then: { required: ['text'], properties: { text: { type: 'string' } } } },
     {
-      if: { properties: { type: { const: 'tool_use' } } },
+      if: { required: ['type'], properties: { type: { const: 'tool_use' } } },
       then: { required: ['id', 'name', 'input'], properties: { id: { type: 'string' }, name: { type: 'string' }, input: { type: 'object' } } },
     },
-    { if: { properties: { type: { const: 'tool_result' } } }, then: { required: ['tool_use_id'], properties: { tool_use_id: { type: 'string' } } } },
+    { if: { required: ['type'], properties: { type: { const: 'tool_result' } } }, then: { required: ['tool_use_id'], properties: { tool_use_id: { type: 'string' } } } },
   ],
 } as const;
 
@@ -28,25 +28,21 @@ export const messagesMember = {
     required: ['role', 'content'],
     properties: {
       role: { enum: ['user', 'assistant', 'system'] },
-      content: { anyOf: [{ type: 'string' }, { type: 'array', items: contentBlock }] },
+      // A type list, not anyOf, so a refusal names the block member at fault.
+      content: { type: ['string', 'array'], items: contentBlock },
     },
   },
 } as const;
 
 /** The system prompt: a string or text blocks; not a turn. */
 export const systemMember = {
-  anyOf: [
-    { type: 'string' },
-    {
-      type: 'array',
-      items: {
-        type: 'object',
-        required: ['type', 'text'],
-        additionalProperties: false,
-        properties: { type: { const: 'text' }, text: { type: 'string' }, cache_control: { type: 'object' } },
-      },
-    },
-  ],
+  type: ['string', 'array'],
+  items: {
+    type: 'object',
+    required: ['type', 'text'],
+    additionalProperties: false,
+    properties: { type: { const: 'text' }, text: { type: 'string' }, cache_control: { type: 'object' } },
+  },
 } as const;
 
 export const toolsMember = {
