@@ -97,6 +97,18 @@ if (db !== null) {
     t.same([org.balance, org.held], ['10.00', '0.00']);
   });
 
+  t.test('a messages body over pools.offload_body_bytes is prepared in the pool: answered, refusals named the same', async (t) => {
+    const { key } = await provision(gw.url);
+    const long = 'lorem ipsum dolor sit amet '.repeat(2000);
+    const ok = await post('/v1/messages', key, { model: 'ks-quill-1', max_tokens: 10, system: long, messages: [{ role: 'user', content: long + ' [sim:words=3]' }] });
+    t.ok(ok.text.length > 0 && JSON.stringify({ long }).length > 16384);
+    t.equal(ok.res.status, 200, ok.text.slice(0, 200));
+    t.equal(JSON.parse(ok.text).content[0].text.split(' ').length, 3);
+    const refused = await post('/v1/messages', key, { model: 'ks-quill-1', max_tokens: 10, top_k: -1, messages: [{ role: 'user', content: long }] });
+    t.equal(refused.res.status, 400);
+    t.equal(JSON.parse(refused.text).error.param, 'top_k');
+  });
+
   t.test('carriers: x-api-key or Bearer on the two messages routes only; Bearer wins when both are present', async (t) => {
     const { key } = await provision(gw.url);
     const body = { model: 'ks-quill-1', max_tokens: 10, messages: [{ role: 'user', content: '[sim:words=2]' }] };
