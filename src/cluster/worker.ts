@@ -18,9 +18,12 @@ import { opsRoutes } from '../server/ops-routes.js';
 import { assertNativeUws } from '../server/uws.js';
 import { createPool } from '../store/pool.js';
 import type { PipelineDeps } from '../pipeline/deps.js';
+import { localRoute } from '../pipeline/local.js';
 import { modelRoute } from '../pipeline/run.js';
 import { SupplierDispatcher } from '../suppliers/dispatch.js';
 import { chatCodec } from '../surfaces/chat/codec.js';
+import { messagesCodec } from '../surfaces/messages/codec.js';
+import { countTokensOperation } from '../surfaces/count-tokens/operation.js';
 import { modelsRoute } from '../surfaces/models/route.js';
 import { OffloadPool } from '../offload/pool.js';
 import { WorkerChannel } from './ipc.js';
@@ -84,6 +87,8 @@ export async function runWorker(config: Config): Promise<void> {
     ...opsRoutes({ ready: () => catalog.ready, metricsText: workerMetrics(channel, metrics) }),
     modelsRoute(catalog),
     modelRoute(chatCodec, pipeline),
+    modelRoute(messagesCodec, pipeline),
+    localRoute(countTokensOperation, pipeline),
     ...auth.routes,
     // With no ADMIN_TOKEN the console is not registered at all: every /console path is a 404.
     ...(config.admin_token !== null ? keyConsoleRoutes({ pool, bus, adminToken: config.admin_token, catchUp: auth.catchUp }) : []),

@@ -8,10 +8,26 @@ import { join } from 'node:path';
 import { Piscina } from 'piscina';
 import type { ProtocolCode } from '../catalog/types.js';
 import { packageRoot } from '../config/paths.js';
+import type { DecodeResult } from '../surfaces/local-operation.js';
 import type { PrepareResult } from '../surfaces/surface.js';
 
 const COUNT_TOKENS = join(packageRoot, 'dist/workers/count-tokens.js');
 const PREPARE_REQUEST = join(packageRoot, 'dist/workers/prepare-request.js');
+const DECODE_LOCAL = join(packageRoot, 'dist/workers/decode-local.js');
+
+/**
+ * The body's bytes in an ArrayBuffer of their own, which can be moved to a
+ * thread. A small Buffer is a slice of Node's shared 8 KB slab (byteOffset
+ * ≠ 0), and so is a Buffer.from() copy of it: only allocUnsafeSlow gives a
+ * buffer of its own. Moving the slab itself would hand the thread whatever
+ * else it holds (another request's bytes) at offset 0.
+ */
+function movable(body: Buffer): Uint8Array {
+  if (body.byteOffset === 0 && body.buffer.byteLength === body.byteLength) return new Uint8Array(body.buffer, 0, body.byteLength);
+  const own = Buffer.allocUnsafeSlow(body.byteLength);
+  body.copy(own);
+  return new Uint8Array(own.buffer, 0, own.byteLength);
+}
 
 export class OffloadPool {
   private pool: Piscina | null = null;
@@ -42,10 +58,15 @@ export class OffloadPool {
    */
   prepare(protocol: ProtocolCode, body: Buffer): Promise<PrepareResult> {
     // Only a buffer that owns its whole ArrayBuffer can be moved; a slice of a shared one is copied first.
-    const owned = body.byteOffset === 0 && body.buffer.byteLength === body.byteLength ? body : Buffer.from(body);
-    const bytes = new Uint8Array(owned.buffer, 0, owned.byteLength);
+    const bytes = movable(body);
     // transferList, not Piscina.move(): move() is only unwrapped when it is the whole task.
-    return this.threads.run({ protocol, body: bytes }, { filename: PREPARE_REQUEST, transferList: [owned.buffer as ArrayBuffer] }) as Promise<PrepareResult>;
+    return this.threads.run({ protocol, body: bytes }, { filename: PREPARE_REQUEST, transferList: [bytes.buffer as ArrayBuffer] }) as Promise<PrepareResult>;
+  }
+
+  /** Parses and decodes a local operation's body in a thread (count_tokens); the bytes are moved, as in prepare(). */
+  decodeLocal(operation: string, body: Buffer): Promise<DecodeResult<unknown>> {
+    const bytes = movable(body);
+    return this.threads.run({ operation, body: bytes }, { filename: DECODE_LOCAL, transferList: [bytes.buffer as ArrayBuffer] }) as Promise<DecodeResult<unknown>>;
   }
 
   async close(): Promise<void> {

@@ -3,8 +3,17 @@
 // pure modules are imported here (no server, no pipeline, no I/O).
 import type { ProtocolCode } from '../catalog/types.js';
 import { prepareChat } from './chat/prepare.js';
+import { prepareMessages } from './messages/prepare.js';
+import { countTokensOperation } from './count-tokens/operation.js';
+import type { LocalOperation } from './local-operation.js';
 import type { Prepared } from './surface.js';
 
 export const PREPARERS: Partial<Record<ProtocolCode, (body: unknown, bodyBytes: number) => Prepared>> = {
   chat_completions: prepareChat,
+  native_messages: prepareMessages,
+};
+
+/** The local operations (pipeline/local.ts), by name: whose decode (and inPool) workers/decode-local.ts runs for large bodies. */
+export const LOCAL_OPERATIONS: Record<string, LocalOperation<any>> = {
+  count_tokens: countTokensOperation,
 };

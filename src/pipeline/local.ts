@@ -1,0 +1,73 @@
+// A local operation, top to bottom (count_tokens): authenticate → decode →
+// resolve the model → authorize scope → compute → answer. No admission, no
+// quota, no reservation, no supplier: nothing here reaches the ledger, so
+// nothing is charged or counted against the organization's quotas.
+import { scopeAllows } from '../auth/scope.js';
+import type { CatalogModel } from '../catalog/types.js';
+import { GatewayError } from '../errors/gateway-error.js';
+import type { RequestContext, Route } from '../server/context.js';
+import { sendJson } from '../server/respond.js';
+import type { LocalOperation, LocalTools } from '../surfaces/local-operation.js';
+import { LOCAL_OPERATIONS } from '../surfaces/preparers.js';
+import type { PipelineDeps } from './deps.js';
+
+/**
+ * Parses and validates the body: small bodies inline, large ones (over
+ * pools.offload_body_bytes, as for model calls) in the pool, where the
+ * operation's inPool step (count_tokens: the token count) runs in the same
+ * task. After authentication, so an unauthenticated flood never costs a parse.
+ */
+async function decode<D>(op: LocalOperation<D>, ctx: RequestContext, deps: PipelineDeps): Promise<D> {
+  const raw = ctx.rawBody!;
+  if (raw.length > deps.offloadBodyBytes) {
+    const result = await deps.offload.decodeLocal(op.name, raw);
+    if (!result.ok) throw new GatewayError(result.code, { param: result.param ?? undefined });
+    return result.decoded as D;
+  }
+  let body: unknown;
+  try {
+    body = JSON.parse(raw.toString('utf8'));
+  } catch {
+    throw new GatewayError('invalid_json');
+  }
+  return op.decode(body, raw.length);
+}
+
+/** Canonical name or alias → the model, if it is served on the operation's protocol. */
+function resolve<D>(op: LocalOperation<D>, decoded: D, deps: PipelineDeps): CatalogModel {
+  const model = deps.catalog.snapshot.byName.get(op.modelOf(decoded));
+  if (model === undefined || !model.protocols.has(op.protocol)) throw new GatewayError('model_not_found', { param: 'model' });
+  return model;
+}
+
+export async function runLocal<D>(op: LocalOperation<D>, ctx: RequestContext, deps: PipelineDeps, tools: LocalTools): Promise<void> {
+  const key = await deps.authenticator.authenticate(ctx.authorization, ctx.xApiKey, op.carrier);
+  if (key === null) throw new GatewayError('invalid_api_key');
+  ctx.orgId = key.orgId;
+  ctx.keyId = key.id;
+  const decoded = await decode(op, ctx, deps);
+  const model = resolve(op, decoded, deps);
+  if (!scopeAllows(key, model, op.modality)) throw new GatewayError('scope_denied', { param: 'model' });
+  const answer = await op.compute(decoded, model, tools);
+  sendJson(ctx, 200, answer);
+}
+
+/**
+ * The server route of a local operation. Refuses to build when the
+ * operation is not the one the pool runs (surfaces/preparers.ts),
+ * so a forgotten registration stops the start instead of failing only
+ * large bodies.
+ */
+export function localRoute<D>(op: LocalOperation<D>, deps: PipelineDeps): Route {
+  if (LOCAL_OPERATIONS[op.name] !== op) throw new Error(`local operation ${op.name} is not registered in LOCAL_OPERATIONS (src/surfaces/preparers.ts)`);
+  const tools: LocalTools = { countTokens: (texts) => deps.offload.countTokens(texts) };
+  return {
+    method: 'post',
+    path: op.path,
+    surface: op.name,
+    envelope: op.envelope,
+    readsBody: true,
+    rawBody: true,
+    handle: (ctx) => runLocal(op, ctx, deps, tools),
+  };
+}
