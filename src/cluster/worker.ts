@@ -23,6 +23,7 @@ import { SupplierDispatcher } from '../suppliers/dispatch.js';
 import { chatCodec } from '../surfaces/chat/codec.js';
 import { modelsRoute } from '../surfaces/models/route.js';
 import { OffloadPool } from '../offload/pool.js';
+import { webRoutes } from '../web/index.js';
 import { WorkerChannel } from './ipc.js';
 import { workerMetrics } from './metrics.js';
 
@@ -85,6 +86,7 @@ export async function runWorker(config: Config): Promise<void> {
     modelsRoute(catalog),
     modelRoute(chatCodec, pipeline),
     ...auth.routes,
+    ...webRoutes(catalog),
     // With no ADMIN_TOKEN the console is not registered at all: every /console path is a 404.
     ...(config.admin_token !== null ? keyConsoleRoutes({ pool, bus, adminToken: config.admin_token, catchUp: auth.catchUp }) : []),
     ...(config.admin_token !== null ? orgConsoleRoutes({ pool, ledger, adminToken: config.admin_token }) : []),

@@ -1,0 +1,3 @@
+namespace consoleApp {
+  export function start(): void {}
+}
