@@ -8,6 +8,7 @@ import { createBilling } from '../billing/index.js';
 import { CatalogHolder } from '../catalog/holder.js';
 import { keyConsoleRoutes } from '../console/keys-routes.js';
 import { orgConsoleRoutes } from '../console/org-routes.js';
+import { sessionRoutes } from '../console/session-routes.js';
 import type { Config } from '../config/types.js';
 import { connectLedger } from '../ledger/index.js';
 import { createLogger, flushLogger } from '../log/logger.js';
@@ -81,15 +82,17 @@ export async function runWorker(config: Config): Promise<void> {
     logger,
   };
 
+  const consoleAuth = { adminToken: config.admin_token, pool };
   const routes: Route[] = [
     ...opsRoutes({ ready: () => catalog.ready, metricsText: workerMetrics(channel, metrics) }),
     modelsRoute(catalog),
     modelRoute(chatCodec, pipeline),
     ...auth.routes,
     ...webRoutes(catalog),
-    // With no ADMIN_TOKEN the console is not registered at all: every /console path is a 404.
-    ...(config.admin_token !== null ? keyConsoleRoutes({ pool, bus, adminToken: config.admin_token, catchUp: auth.catchUp }) : []),
-    ...(config.admin_token !== null ? orgConsoleRoutes({ pool, ledger, adminToken: config.admin_token }) : []),
+    // The console API opens to the admin token (none configured: a bearer gets 404) and to signed-in sessions.
+    ...keyConsoleRoutes({ pool, bus, auth: consoleAuth, catchUp: auth.catchUp }),
+    ...orgConsoleRoutes({ pool, ledger, auth: consoleAuth }),
+    ...sessionRoutes({ pool, auth: consoleAuth, sessionTtlMs: config.web.session_ttl_ms, limit: { maxFailures: config.web.sign_in_max_failures, windowMs: config.web.sign_in_window_ms }, cookieSecure: config.web.cookie_secure }),
   ];
   const server = new HttpServer(routes, { host: config.host, port: config.port, maxBodyBytes: config.http.max_body_bytes, logger, metrics });
   const port = await server.listen();
