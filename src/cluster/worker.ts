@@ -9,6 +9,7 @@ import { CatalogHolder } from '../catalog/holder.js';
 import { keyConsoleRoutes } from '../console/keys-routes.js';
 import { orgConsoleRoutes } from '../console/org-routes.js';
 import { sessionRoutes } from '../console/session-routes.js';
+import { catalogConsoleRoutes } from '../console/catalog-routes.js';
 import type { Config } from '../config/types.js';
 import { connectLedger } from '../ledger/index.js';
 import { createLogger, flushLogger } from '../log/logger.js';
@@ -92,6 +93,7 @@ export async function runWorker(config: Config): Promise<void> {
     // The console API opens to the admin token (none configured: a bearer gets 404) and to signed-in sessions.
     ...keyConsoleRoutes({ pool, bus, auth: consoleAuth, catchUp: auth.catchUp }),
     ...orgConsoleRoutes({ pool, ledger, auth: consoleAuth }),
+    ...catalogConsoleRoutes(consoleAuth, catalog, (id) => suppliers.circuitOpen(id)),
     ...sessionRoutes({ pool, auth: consoleAuth, sessionTtlMs: config.web.session_ttl_ms, limit: { maxFailures: config.web.sign_in_max_failures, windowMs: config.web.sign_in_window_ms }, cookieSecure: config.web.cookie_secure }),
   ];
   const server = new HttpServer(routes, { host: config.host, port: config.port, maxBodyBytes: config.http.max_body_bytes, logger, metrics });

@@ -2,8 +2,7 @@
 // PATH, started headless with a fresh profile and nothing that phones home.
 // Screenshots go to test/web/artifacts/ (git-ignored).
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { chromium, type Browser, type BrowserContext } from 'playwright-core';
 import { packageRoot } from '../../src/config/paths.js';
@@ -26,7 +25,6 @@ export interface Launched {
 export async function launch(): Promise<Launched> {
   const executablePath = chromiumPath();
   if (executablePath === null) throw new Error('chromium is not installed (apt-get install -y chromium)');
-  const profile = mkdtempSync(join(tmpdir(), 'tollgate-chromium-'));
   const browser = await chromium.launch({
     executablePath,
     headless: true,
@@ -39,7 +37,8 @@ export async function launch(): Promise<Launched> {
       '--disable-background-networking',
       '--disable-component-update',
       '--disable-sync',
-      `--user-data-dir=${profile}`,
+      // A fresh --user-data-dir: playwright's launch() creates a new temporary
+      // profile for every browser and removes it on close (it refuses the flag).
     ],
   });
   mkdirSync(ARTIFACTS, { recursive: true });
@@ -47,7 +46,6 @@ export async function launch(): Promise<Launched> {
     browser,
     async close() {
       await browser.close();
-      rmSync(profile, { recursive: true, force: true });
     },
   };
 }
