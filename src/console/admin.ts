@@ -60,8 +60,10 @@ export function authenticator(auth: ConsoleAuth): (ctx: RequestContext) => Promi
       return { role: 'operator', session: null, token: null };
     }
     const token = readCookie(ctx.headers[H_COOKIE] ?? '', COOKIE);
-    const session = token === null ? null : await findSession(auth.pool, token);
-    if (session === null || token === null) throw new GatewayError('not_signed_in');
+    // No credential at all: the same 401 an API client always got.
+    if (token === null) throw new GatewayError('invalid_api_key');
+    const session = await findSession(auth.pool, token);
+    if (session === null) throw new GatewayError('not_signed_in');
     if (ctx.method !== 'GET' && ctx.method !== 'HEAD') {
       const presented = ctx.headers[H_CSRF] ?? '';
       if (presented.length !== session.csrfToken.length || !timingSafeEqual(Buffer.from(presented), Buffer.from(session.csrfToken))) {
