@@ -8,6 +8,8 @@ import { createBilling } from '../billing/index.js';
 import { CatalogHolder } from '../catalog/holder.js';
 import { keyConsoleRoutes } from '../console/keys-routes.js';
 import { orgConsoleRoutes } from '../console/org-routes.js';
+import { sessionRoutes } from '../console/session-routes.js';
+import { catalogConsoleRoutes } from '../console/catalog-routes.js';
 import type { Config } from '../config/types.js';
 import { connectLedger } from '../ledger/index.js';
 import { createLogger, flushLogger } from '../log/logger.js';
@@ -26,6 +28,7 @@ import { messagesCodec } from '../surfaces/messages/codec.js';
 import { countTokensOperation } from '../surfaces/count-tokens/operation.js';
 import { modelsRoute } from '../surfaces/models/route.js';
 import { OffloadPool } from '../offload/pool.js';
+import { webRoutes } from '../web/index.js';
 import { WorkerChannel } from './ipc.js';
 import { workerMetrics } from './metrics.js';
 
@@ -83,6 +86,7 @@ export async function runWorker(config: Config): Promise<void> {
     logger,
   };
 
+  const consoleAuth = { adminToken: config.admin_token, pool };
   const routes: Route[] = [
     ...opsRoutes({ ready: () => catalog.ready, metricsText: workerMetrics(channel, metrics) }),
     modelsRoute(catalog),
@@ -90,9 +94,12 @@ export async function runWorker(config: Config): Promise<void> {
     modelRoute(messagesCodec, pipeline),
     localRoute(countTokensOperation, pipeline),
     ...auth.routes,
-    // With no ADMIN_TOKEN the console is not registered at all: every /console path is a 404.
-    ...(config.admin_token !== null ? keyConsoleRoutes({ pool, bus, adminToken: config.admin_token, catchUp: auth.catchUp }) : []),
-    ...(config.admin_token !== null ? orgConsoleRoutes({ pool, ledger, adminToken: config.admin_token }) : []),
+    ...webRoutes(catalog),
+    // The console API opens to the admin token (none configured: a bearer gets 404) and to signed-in sessions.
+    ...keyConsoleRoutes({ pool, bus, auth: consoleAuth, catchUp: auth.catchUp }),
+    ...orgConsoleRoutes({ pool, ledger, auth: consoleAuth }),
+    ...catalogConsoleRoutes(consoleAuth, catalog, (id) => suppliers.circuitOpen(id)),
+    ...sessionRoutes({ pool, auth: consoleAuth, sessionTtlMs: config.web.session_ttl_ms, limit: { maxFailures: config.web.sign_in_max_failures, windowMs: config.web.sign_in_window_ms }, cookieSecure: config.web.cookie_secure }),
   ];
   const server = new HttpServer(routes, { host: config.host, port: config.port, maxBodyBytes: config.http.max_body_bytes, logger, metrics });
   const port = await server.listen();

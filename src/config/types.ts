@@ -30,4 +30,13 @@ export interface Config {
     breaker_threshold: number;
     breaker_cooldown_ms: number;
   };
+  web: {
+    /** How long a console session lives after sign-in. */
+    session_ttl_ms: number;
+    /** Refused sign-ins per account, and per client address, within the window before further tries are refused. */
+    sign_in_max_failures: number;
+    sign_in_window_ms: number;
+    /** Secure on the session cookie: auto = when the request came over TLS (X-Forwarded-Proto: https from a proxy). */
+    cookie_secure: 'auto' | 'always' | 'never';
+  };
 }

@@ -1,10 +1,17 @@
-// The console API is the operator's: it opens only to Authorization: Bearer
-// <ADMIN_TOKEN>, compared in constant time. With no ADMIN_TOKEN configured the
-// console routes are not registered at all, so every path answers 404.
+// Who may use the console API, checked before anything of the request is
+// parsed:
+//  - the operator: Authorization: Bearer <ADMIN_TOKEN> (constant-time
+//    compare), or an operator session (the admin token exchanged for one);
+//  - an organization's person: a session cookie from signing in, which opens
+//    only that organization (routes check it with `ownOrg`).
+// A session's changes also need its CSRF token in X-CSRF-Token. With no
+// ADMIN_TOKEN configured a bearer gets 404, as if the operator API were absent.
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { GatewayError } from '../errors/gateway-error.js';
 import type { RequestContext, Route } from '../server/context.js';
 import { sendJson } from '../server/respond.js';
+import type { Pool } from '../store/pool.js';
+import { COOKIE, findSession, readCookie, type Session } from '../web/sessions.js';
 
 type Headers = ReadonlyArray<readonly [string, string]>;
 
@@ -13,34 +20,96 @@ export const NO_STORE: Headers = [['Cache-Control', 'no-store']];
 /** An Idempotency-Key repeat answered from the first creation. */
 export const REPLAYED: Headers = [...NO_STORE, ['Idempotent-Replayed', 'true']];
 
+/** Request headers every console route reads (ctx.headers, in this order). */
+export const CONSOLE_HEADERS = ['cookie', 'x-csrf-token', 'x-forwarded-proto'] as const;
+export const H_COOKIE = 0;
+export const H_CSRF = 1;
+export const H_PROTO = 2;
+
+export type Principal =
+  | { role: 'operator'; session: Session | null; token: string | null }
+  | { role: 'member'; orgId: string; session: Session; token: string };
+
 function digest(text: string): Buffer {
   return createHash('sha256').update(text).digest();
 }
 
-export function adminCheck(adminToken: string): (ctx: RequestContext) => void {
+export function adminCheck(adminToken: string): (presented: string) => boolean {
   const expected = digest(adminToken);
-  return (ctx) => {
+  // Hashing both sides makes the comparison length-independent.
+  return (presented) => timingSafeEqual(digest(presented), expected);
+}
+
+export interface ConsoleAuth {
+  adminToken: string | null;
+  pool: Pool;
+}
+
+/** An organization's person may act only on their own organization; anything else looks absent. */
+export function ownOrg(who: Principal, orgId: string, missing: 'organization_not_found' | 'key_not_found' | 'account_not_found' = 'organization_not_found'): void {
+  if (who.role === 'member' && who.orgId !== orgId) throw new GatewayError(missing);
+}
+
+export function authenticator(auth: ConsoleAuth): (ctx: RequestContext) => Promise<Principal> {
+  const admin = auth.adminToken === null ? null : adminCheck(auth.adminToken);
+  return async (ctx) => {
     const header = ctx.authorization;
-    const presented = header.startsWith('Bearer ') ? header.slice(7) : '';
-    // Hashing both sides makes the comparison length-independent.
-    if (!timingSafeEqual(digest(presented), expected)) throw new GatewayError('invalid_api_key');
+    if (header !== '') {
+      if (admin === null) throw new GatewayError('not_found');
+      if (!admin(header.startsWith('Bearer ') ? header.slice(7) : '')) throw new GatewayError('invalid_api_key');
+      return { role: 'operator', session: null, token: null };
+    }
+    const token = readCookie(ctx.headers[H_COOKIE] ?? '', COOKIE);
+    // No credential at all: the same 401 an API client always got.
+    if (token === null) throw new GatewayError('invalid_api_key');
+    const session = await findSession(auth.pool, token);
+    if (session === null) throw new GatewayError('not_signed_in');
+    if (ctx.method !== 'GET' && ctx.method !== 'HEAD') {
+      const presented = ctx.headers[H_CSRF] ?? '';
+      if (presented.length !== session.csrfToken.length || !timingSafeEqual(Buffer.from(presented), Buffer.from(session.csrfToken))) {
+        throw new GatewayError('csrf_token_invalid');
+      }
+    }
+    if (session.orgId === null) return { role: 'operator', session, token };
+    return { role: 'member', orgId: session.orgId, session, token };
   };
 }
 
-/** How console routes are built: every one checks the admin token first and answers in the REST envelope. */
-export function consoleRouteKit(adminToken: string) {
-  const admin = adminCheck(adminToken);
+/** Parses the body read raw, after the caller is known: an unauthenticated caller never gets its body parsed. */
+export function parseBody(ctx: RequestContext): void {
+  const raw = ctx.rawBody;
+  if (raw === null) return;
+  try {
+    ctx.body = JSON.parse(raw.toString('utf8'));
+  } catch {
+    throw new GatewayError('invalid_json');
+  }
+}
+
+/** How console routes are built: every one authenticates first, then parses, and answers in the REST envelope. */
+export function consoleRouteKit(auth: ConsoleAuth) {
+  const authenticate = authenticator(auth);
   return {
-    route(method: Route['method'], path: string, readsBody: boolean, fn: (ctx: RequestContext) => Promise<void>): Route {
+    route(
+      method: Route['method'],
+      path: string,
+      readsBody: boolean,
+      fn: (ctx: RequestContext, who: Principal) => Promise<void>,
+      opts: { operatorOnly?: boolean } = {},
+    ): Route {
       return {
         method,
         path,
         surface: 'console',
         envelope: 'rest',
         readsBody,
+        rawBody: readsBody,
+        headers: CONSOLE_HEADERS,
         async handle(ctx) {
-          admin(ctx);
-          await fn(ctx);
+          const who = await authenticate(ctx);
+          if (opts.operatorOnly === true && who.role !== 'operator') throw new GatewayError('operator_only');
+          parseBody(ctx);
+          await fn(ctx, who);
         },
       };
     },

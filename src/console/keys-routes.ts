@@ -1,18 +1,20 @@
-// The operator's key routes under /console/v1 (registered only when
-// ADMIN_TOKEN is set). Every route checks the admin token first; errors use
-// the service's REST envelope; answers are never cacheable (one carries a
-// secret, all name credentials).
+// Key routes under /console/v1, for the operator (any organization) and for
+// an organization's signed-in people (their own organization only: another
+// organization's key answers 404, as if it did not exist). Errors use the
+// service's REST envelope; answers are never cacheable (one carries a secret,
+// all name credentials).
 import type { ChangeBus } from '../bus/bus.js';
 import { consoleKey } from '../auth/key-view.js';
 import type { Route } from '../server/context.js';
 import type { Pool } from '../store/pool.js';
-import { consoleRouteKit, REPLAYED } from './admin.js';
+import { consoleRouteKit, ownOrg, REPLAYED, type ConsoleAuth } from './admin.js';
 import { KeyService } from './key-service.js';
+import { decodeCursor, encodeCursor, isCursor, isLimit, limitOf, readQuery } from './query.js';
 
 export interface KeyConsoleDeps {
   pool: Pool;
   bus: ChangeBus;
-  adminToken: string;
+  auth: ConsoleAuth;
   /**
    * Brings this worker's key index up to date. Awaited before answering, so a
    * key works the moment its creation is answered on this worker; the others
@@ -21,16 +23,22 @@ export interface KeyConsoleDeps {
   catchUp(): Promise<void>;
 }
 
-
 export function keyConsoleRoutes(deps: KeyConsoleDeps): Route[] {
-  const { route, answer } = consoleRouteKit(deps.adminToken);
+  const { route, answer } = consoleRouteKit(deps.auth);
   const keys = new KeyService(deps.pool, async (keyId) => {
     await deps.bus.publish('keys', keyId);
     await deps.catchUp();
   });
+  /** The key, if the caller may see it. */
+  const visibleKey = async (keyId: string, who: Parameters<typeof ownOrg>[0]) => {
+    const row = await keys.get(keyId);
+    ownOrg(who, row.org_id, 'key_not_found');
+    return row;
+  };
 
   return [
-    route('post', '/console/v1/organizations/:org_id/keys', true, async (ctx) => {
+    route('post', '/console/v1/organizations/:org_id/keys', true, async (ctx, who) => {
+      ownOrg(who, ctx.params[0]);
       const { row, secret, replay } = await keys.create(ctx.params[0], ctx.body, ctx.idempotencyKey);
       ctx.orgId = row.org_id;
       ctx.keyId = row.id;
@@ -38,21 +46,39 @@ export function keyConsoleRoutes(deps: KeyConsoleDeps): Route[] {
       if (replay) answer(ctx, 200, consoleKey(row), REPLAYED);
       else answer(ctx, 201, { ...consoleKey(row), secret });
     }),
-    route('get', '/console/v1/organizations/:org_id/keys', false, async (ctx) => {
-      const rows = await keys.list(ctx.params[0]);
+    route('get', '/console/v1/organizations/:org_id/keys', false, async (ctx, who) => {
+      ownOrg(who, ctx.params[0]);
+      const q = readQuery(ctx.query, { limit: isLimit, cursor: isCursor });
+      const limit = limitOf(q);
+      const after = decodeCursor(q);
+      // An organization has few keys: ordered in SQL, the page is cut here.
+      let rows = await keys.list(ctx.params[0]);
+      if (after !== null) {
+        const at = Date.parse(after.at);
+        rows = rows.filter((r) => r.created_at.getTime() > at || (r.created_at.getTime() === at && r.id > after.id));
+      }
+      const page = rows.slice(0, limit);
+      const last = page[page.length - 1];
       const now = Date.now();
-      answer(ctx, 200, { object: 'list', data: rows.map((r) => consoleKey(r, now)) });
+      answer(ctx, 200, {
+        object: 'list',
+        data: page.map((r) => consoleKey(r, now)),
+        has_more: rows.length > limit,
+        next_cursor: rows.length > limit && last !== undefined ? encodeCursor(last.created_at, last.id) : null,
+      });
     }),
-    route('get', '/console/v1/keys/:key_id', false, async (ctx) => {
-      answer(ctx, 200, consoleKey(await keys.get(ctx.params[0])));
+    route('get', '/console/v1/keys/:key_id', false, async (ctx, who) => {
+      answer(ctx, 200, consoleKey(await visibleKey(ctx.params[0], who)));
     }),
-    route('patch', '/console/v1/keys/:key_id', true, async (ctx) => {
+    route('patch', '/console/v1/keys/:key_id', true, async (ctx, who) => {
+      await visibleKey(ctx.params[0], who);
       const row = await keys.edit(ctx.params[0], ctx.body);
       ctx.orgId = row.org_id;
       ctx.keyId = row.id;
       answer(ctx, 200, consoleKey(row));
     }),
-    route('post', '/console/v1/keys/:key_id/revoke', false, async (ctx) => {
+    route('post', '/console/v1/keys/:key_id/revoke', false, async (ctx, who) => {
+      await visibleKey(ctx.params[0], who);
       const row = await keys.revoke(ctx.params[0]);
       ctx.orgId = row.org_id;
       ctx.keyId = row.id;

@@ -1,27 +1,27 @@
-// The operator's organization routes under /console/v1 (registered only when
-// ADMIN_TOKEN is set): create, read (money as the running actor sees it,
-// including what open reservations hold), edit name and quotas, credit, and
-// read usage. Money crosses as decimal strings; errors use the REST envelope.
+// Organization routes under /console/v1: the operator lists (search, paging),
+// creates, edits quotas and credits; the operator and the organization's own
+// signed-in people read it (money as the running actor sees it, including
+// what open reservations hold) and its usage (filters, paging, spend per
+// day). Money crosses as decimal strings; errors use the REST envelope.
 import { randomUUID } from 'node:crypto';
 import { parseCreditInput, parseQuotaInput } from '../billing/credit-input.js';
 import { formatMoney } from '../billing/money.js';
 import { GatewayError } from '../errors/gateway-error.js';
-import { createOrganization, listUsage, readOrganization, updateOrganization, type OrganizationRow, type UsageListRow } from '../ledger/accounts.js';
+import { createOrganization, readOrganization, updateOrganization, type OrganizationRow, type UsageListRow } from '../ledger/accounts.js';
 import type { AccountView, LedgerClient } from '../ledger/protocol.js';
 import { isUuid } from '../store/uuid.js';
 import type { RequestContext, Route } from '../server/context.js';
 import type { Pool } from '../store/pool.js';
-import { consoleRouteKit, REPLAYED } from './admin.js';
+import { consoleRouteKit, ownOrg, REPLAYED, type ConsoleAuth, type Principal } from './admin.js';
+import { decodeCursor, encodeCursor, isCursor, isDay, isDays, isLimit, isText, isUuidText, limitOf, readQuery } from './query.js';
+import { organizationsPage, usageDaily, usagePage, type UsageFilter } from './usage-store.js';
 import { parseOrganizationInput } from './org-store.js';
 
 export interface OrgConsoleDeps {
   pool: Pool;
   ledger: LedgerClient;
-  adminToken: string;
+  auth: ConsoleAuth;
 }
-
-/** Newest usage rows per answer (the console has no query string yet to page with). */
-const USAGE_PAGE = 100;
 const MAX_IDEMPOTENCY_KEY = 200;
 
 export function organizationMoneyView(row: OrganizationRow, a: AccountView): Record<string, unknown> {
@@ -81,10 +81,11 @@ function viaLedger<T>(p: Promise<T>): Promise<T> {
 }
 
 export function orgConsoleRoutes(deps: OrgConsoleDeps): Route[] {
-  const { route, answer } = consoleRouteKit(deps.adminToken);
+  const { route, answer } = consoleRouteKit(deps.auth);
 
-  const organization = async (ctx: RequestContext): Promise<OrganizationRow> => {
+  const organization = async (ctx: RequestContext, who: Principal): Promise<OrganizationRow> => {
     const orgId = ctx.params[0];
+    ownOrg(who, orgId);
     const row = isUuid(orgId) ? await readOrganization(deps.pool, orgId) : null;
     if (row === null) throw new GatewayError('organization_not_found');
     ctx.orgId = row.id;
@@ -97,27 +98,36 @@ export function orgConsoleRoutes(deps: OrgConsoleDeps): Route[] {
   };
 
   return [
+    route('get', '/console/v1/organizations', false, async (ctx) => {
+      const q = readQuery(ctx.query, { limit: isLimit, cursor: isCursor, q: isText(200) });
+      const limit = limitOf(q);
+      const page = await organizationsPage(deps.pool, q.get('q') ?? null, limit, decodeCursor(q));
+      // Money and holds as the running actors see them, for this page only.
+      const data = await Promise.all(page.rows.map(async (r) => view(r as unknown as OrganizationRow).catch(() => ({ object: 'organization', id: r.id, name: r.name, created_at: r.created_at.toISOString() }))));
+      const last = page.rows[page.rows.length - 1];
+      answer(ctx, 200, { object: 'list', data, has_more: page.hasMore, next_cursor: page.hasMore && last ? encodeCursor(last.cursor_at, last.id) : null });
+    }, { operatorOnly: true }),
     route('post', '/console/v1/organizations', true, async (ctx) => {
       // The same validation as `tollgate orgs create`; the opening balance goes through the journal.
       const input = parseOrganizationInput(ctx.body);
       const row = await createOrganization(deps.pool, randomUUID(), input.name, input.balanceMicros);
       ctx.orgId = row.id;
       answer(ctx, 201, await view(row));
+    }, { operatorOnly: true }),
+    route('get', '/console/v1/organizations/:org_id', false, async (ctx, who) => {
+      answer(ctx, 200, await view(await organization(ctx, who)));
     }),
-    route('get', '/console/v1/organizations/:org_id', false, async (ctx) => {
-      answer(ctx, 200, await view(await organization(ctx)));
-    }),
-    route('patch', '/console/v1/organizations/:org_id', true, async (ctx) => {
+    route('patch', '/console/v1/organizations/:org_id', true, async (ctx, who) => {
       const input = parseQuotaInput(ctx.body);
-      await organization(ctx);
+      await organization(ctx, who);
       const row = await updateOrganization(deps.pool, ctx.params[0], input);
       if (row === null) throw new GatewayError('organization_not_found');
       // New quotas apply to the running actor before this answer goes out.
       await viaLedger(deps.ledger.refresh(row.id));
       answer(ctx, 200, await view(row));
-    }),
-    route('post', '/console/v1/organizations/:org_id/credits', true, async (ctx) => {
-      const row = await organization(ctx);
+    }, { operatorOnly: true }),
+    route('post', '/console/v1/organizations/:org_id/credits', true, async (ctx, who) => {
+      const row = await organization(ctx, who);
       const input = parseCreditInput(ctx.body);
       const key = ctx.idempotencyKey === '' ? null : ctx.idempotencyKey;
       if (key !== null && key.length > MAX_IDEMPOTENCY_KEY) {
@@ -138,19 +148,34 @@ export function orgConsoleRoutes(deps: OrgConsoleDeps): Route[] {
       };
       if (reply.replayed) answer(ctx, 200, body, REPLAYED);
       else answer(ctx, 201, body);
-    }),
-    route('get', '/console/v1/organizations/:org_id/usage', false, async (ctx) => {
-      const row = await organization(ctx);
+    }, { operatorOnly: true }),
+    route('get', '/console/v1/organizations/:org_id/usage', false, async (ctx, who) => {
+      const q = readQuery(ctx.query, { limit: isLimit, cursor: isCursor, key_id: isUuidText, model: isText(200), day: isDay });
+      const row = await organization(ctx, who);
       // Settlements still queued for the store are written first, so the list is complete up to now.
       await viaLedger(deps.ledger.sync());
-      const page = await listUsage(deps.pool, row.id, USAGE_PAGE);
+      const limit = limitOf(q);
+      const page = await usagePage(deps.pool, usageFilter(row.id, q), limit, decodeCursor(q));
+      const last = page.rows[page.rows.length - 1];
       answer(ctx, 200, {
         object: 'list',
         data: page.rows.map(usageView),
-        has_more: page.requests > page.rows.length,
+        has_more: page.hasMore,
+        next_cursor: page.hasMore && last ? encodeCursor(last.cursor_at, last.request_id) : null,
         total_requests: page.requests,
         total_charged: formatMoney(page.chargedMicros),
       });
     }),
+    route('get', '/console/v1/organizations/:org_id/usage/daily', false, async (ctx, who) => {
+      const q = readQuery(ctx.query, { days: isDays, key_id: isUuidText, model: isText(200) });
+      const row = await organization(ctx, who);
+      await viaLedger(deps.ledger.sync());
+      const days = await usageDaily(deps.pool, usageFilter(row.id, q), q.has('days') ? Number(q.get('days')) : 30);
+      answer(ctx, 200, { object: 'list', data: days.map((d) => ({ day: d.day, requests: d.requests, charged: formatMoney(d.chargedMicros) })) });
+    }),
   ];
+}
+
+function usageFilter(orgId: string, q: Map<string, string>): UsageFilter {
+  return { orgId, keyId: q.get('key_id') ?? null, model: q.get('model') ?? null, day: q.get('day') ?? null };
 }

@@ -22,6 +22,12 @@ export interface Route {
    * loop, after authentication).
    */
   rawBody?: boolean;
+  /**
+   * Request headers (lower-case names) this route reads besides the fixed
+   * ones, copied into ctx.headers in this order, with the query string into
+   * ctx.query. Absent on model calls, which then pay nothing for it.
+   */
+  headers?: readonly string[];
   handle(ctx: RequestContext): void | Promise<void>;
 }
 
@@ -32,6 +38,8 @@ export interface RequestSink {
 export function newRequestId(): string {
   return 'req_' + randomUUID().replaceAll('-', '');
 }
+
+const NO_HEADERS: readonly string[] = [];
 
 export class RequestContext {
   readonly requestId = newRequestId();
@@ -45,6 +53,10 @@ export class RequestContext {
   readonly contentLength: string;
   readonly ifNoneMatch: string;
   readonly idempotencyKey: string;
+  /** The route's `headers`, in order ('' when absent); empty when it names none. */
+  readonly headers: readonly string[];
+  /** The query string without '?', read only for routes that name `headers`. */
+  readonly query: string;
   aborted = false;
   /** Status line and headers have gone out (unary end or stream start). */
   responded = false;
@@ -80,6 +92,14 @@ export class RequestContext {
     this.contentLength = req.getHeader('content-length');
     this.ifNoneMatch = req.getHeader('if-none-match');
     this.idempotencyKey = req.getHeader('idempotency-key');
+    const extra = route.headers;
+    if (extra === undefined) {
+      this.headers = NO_HEADERS;
+      this.query = '';
+    } else {
+      this.headers = extra.map((name) => req.getHeader(name));
+      this.query = req.getQuery() ?? '';
+    }
     res.onAborted(() => {
       this.aborted = true;
       const cb = this.onAbort;

@@ -67,6 +67,11 @@ export class SupplierDispatcher {
     return pool;
   }
 
+  /** Whether this worker's circuit for a supplier is open now (the operator's catalog screen). */
+  circuitOpen(supplierId: string): boolean {
+    return this.breaker.isOpen(supplierId, Date.now());
+  }
+
   /** Routes to try, in order: open circuits go last rather than nowhere. */
   private order(routes: Route[]): Route[] {
     const now = Date.now();

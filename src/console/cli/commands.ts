@@ -5,5 +5,6 @@ import { catalogCommands } from './catalog.js';
 import { creditCommands } from './credit.js';
 import { keyCommands } from './keys.js';
 import { orgCommands } from './orgs.js';
+import { webCommands } from './web.js';
 
-export const COMMANDS: Command[] = [...orgCommands, ...keyCommands, ...creditCommands, ...catalogCommands];
+export const COMMANDS: Command[] = [...orgCommands, ...keyCommands, ...creditCommands, ...catalogCommands, ...webCommands];

@@ -1,0 +1,88 @@
+// Usage rows and organization lists as the console pages them: newest first,
+// keyset-paged (a cursor is the last row's sort key, so a page never shifts
+// when new rows arrive), with the filters the usage screen offers.
+import type { UsageListRow } from '../ledger/accounts.js';
+import type { Pool } from '../store/pool.js';
+
+export interface UsageFilter {
+  orgId: string;
+  keyId: string | null;
+  /** model_id or canonical name as recorded. */
+  model: string | null;
+  /** YYYY-MM-DD, UTC. */
+  day: string | null;
+}
+
+/** The sort time as text with microseconds, so a cursor is exact (a JS Date keeps only milliseconds). */
+const CURSOR_AT = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS cursor_at`;
+
+function where(f: UsageFilter): { sql: string; values: unknown[] } {
+  const values: unknown[] = [f.orgId];
+  const parts = ['org_id = $1'];
+  if (f.keyId !== null) parts.push(`key_id = $${values.push(f.keyId)}`);
+  if (f.model !== null) parts.push(`model_id = $${values.push(f.model)}`);
+  if (f.day !== null) {
+    parts.push(`finished_at >= $${values.push(f.day)}::date AT TIME ZONE 'UTC'`);
+    parts.push(`finished_at < ($${values.push(f.day)}::date + 1) AT TIME ZONE 'UTC'`);
+  }
+  return { sql: parts.join(' AND '), values };
+}
+
+export async function usagePage(pool: Pool, f: UsageFilter, limit: number, after: { at: string; id: string } | null): Promise<{ rows: Array<UsageListRow & { cursor_at: string }>; hasMore: boolean; requests: number; chargedMicros: bigint }> {
+  const w = where(f);
+  const values = [...w.values];
+  let cond = w.sql;
+  if (after !== null) cond += ` AND (finished_at, request_id) < ($${values.push(after.at)}::timestamptz, $${values.push(after.id)})`;
+  const page = await pool.query<UsageListRow & { cursor_at: string }>(
+    `SELECT request_id, key_id, model_id, supplier, surface, funding, input_tokens, cached_input_tokens, output_tokens, image_units,
+            reserved_micros, charged_micros, overdraft_micros, outcome, metered_source, hold_expired, ttfb_ms, total_ms, finished_at,
+            ${CURSOR_AT('finished_at')}
+       FROM usage_records WHERE ${cond} ORDER BY finished_at DESC, request_id DESC LIMIT $${values.push(limit + 1)}`,
+    values,
+  );
+  const totals = await pool.query<{ n: string; charged: string }>(
+    `SELECT count(*)::text AS n, coalesce(sum(charged_micros), 0)::text AS charged FROM usage_records WHERE ${w.sql}`,
+    w.values,
+  );
+  return {
+    rows: page.rows.slice(0, limit),
+    hasMore: page.rows.length > limit,
+    requests: Number(totals.rows[0].n),
+    chargedMicros: BigInt(totals.rows[0].charged),
+  };
+}
+
+/** Spend per UTC day over the last `days` days (days with no traffic included as zero). */
+export async function usageDaily(pool: Pool, f: UsageFilter, days: number): Promise<Array<{ day: string; requests: number; chargedMicros: bigint }>> {
+  const w = where({ ...f, day: null });
+  const values = [...w.values];
+  const { rows } = await pool.query<{ day: string; n: string; charged: string }>(
+    `WITH span AS (SELECT generate_series((now() AT TIME ZONE 'UTC')::date - ($${values.push(days - 1)}::int), (now() AT TIME ZONE 'UTC')::date, '1 day')::date AS day)
+     SELECT to_char(span.day, 'YYYY-MM-DD') AS day, count(u.request_id)::text AS n, coalesce(sum(u.charged_micros), 0)::text AS charged
+       FROM span LEFT JOIN usage_records u ON (u.finished_at AT TIME ZONE 'UTC')::date = span.day AND ${w.sql.replaceAll(/\b(org_id|key_id|model_id)\b/g, 'u.$1')}
+      GROUP BY span.day ORDER BY span.day`,
+    values,
+  );
+  return rows.map((r) => ({ day: r.day, requests: Number(r.n), chargedMicros: BigInt(r.charged) }));
+}
+
+export interface OrgListRow {
+  id: string;
+  name: string;
+  created_at: Date;
+  cursor_at: string;
+}
+
+/** Organizations by creation, optionally those whose name contains `search` (case-insensitive). */
+export async function organizationsPage(pool: Pool, search: string | null, limit: number, after: { at: string; id: string } | null): Promise<{ rows: OrgListRow[]; hasMore: boolean }> {
+  const values: unknown[] = [];
+  const parts: string[] = [];
+  if (search !== null && search !== '') parts.push(`strpos(lower(name), lower($${values.push(search)})) > 0`);
+  if (after !== null) parts.push(`(created_at, id) > ($${values.push(after.at)}::timestamptz, $${values.push(after.id)}::uuid)`);
+  const { rows } = await pool.query<OrgListRow>(
+    `SELECT id, name, created_at, ${CURSOR_AT('created_at')} FROM organizations ${parts.length > 0 ? 'WHERE ' + parts.join(' AND ') : ''}
+      ORDER BY created_at, id LIMIT $${values.push(limit + 1)}`,
+    values,
+  );
+  return { rows: rows.slice(0, limit), hasMore: rows.length > limit };
+}
