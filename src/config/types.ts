@@ -29,5 +29,7 @@ export interface Config {
     connections_per_origin: number;
     breaker_threshold: number;
     breaker_cooldown_ms: number;
+    /** Names a catalog's credential_env may use besides the TOLLGATE_SUPPLIER_ prefix. */
+    credential_env_allow: string[];
   };
 }
