@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { Ajv, type ErrorObject } from 'ajv';
 import { configDir } from '../config/paths.js';
 import type { PoolClient } from '../store/pool.js';
+import type { CredentialPolicy } from './credentials.js';
 import { publishRevision } from './publish.js';
 
 export interface CatalogFile {
@@ -42,8 +43,17 @@ async function idsByKey(db: PoolClient, sql: string): Promise<Map<string, string
   return new Map((await db.query<{ k: string; id: string }>(sql)).rows.map((r) => [r.k, r.id]));
 }
 
+/** Every supplier's credential_env must be one the policy allows; all refused names are listed. */
+export function checkCredentials(file: CatalogFile, credentials: CredentialPolicy): void {
+  const refused = (file.suppliers ?? [])
+    .filter((s) => typeof s.credential_env === 'string' && !credentials.allows(s.credential_env))
+    .map((s) => credentials.refusal(String(s.name), s.credential_env));
+  if (refused.length > 0) throw new CatalogFileError(refused.join('\n'));
+}
+
 /** Applies `file` inside the caller's transaction and publishes a revision. */
-export async function applyCatalog(db: PoolClient, file: CatalogFile, note: string): Promise<number> {
+export async function applyCatalog(db: PoolClient, file: CatalogFile, note: string, credentials: CredentialPolicy): Promise<number> {
+  checkCredentials(file, credentials);
   for (const v of file.vendors ?? []) {
     await db.query(
       `INSERT INTO vendors (id, code, display_name_en, display_name_ru) VALUES ($1, $2, $3, $4)

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { configDir } from '../config/paths.js';
 import { inTransaction, type Pool } from '../store/pool.js';
 import { applyCatalog, parseCatalogFile } from './apply.js';
+import { CredentialPolicy } from './credentials.js';
 
 export async function seedDemoCatalog(pool: Pool): Promise<boolean> {
   const seed = parseCatalogFile(readFileSync(join(configDir, 'catalog.seed.json'), 'utf8'));
@@ -13,7 +14,8 @@ export async function seedDemoCatalog(pool: Pool): Promise<boolean> {
     await db.query('LOCK TABLE vendors IN EXCLUSIVE MODE');
     const { rows } = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM vendors');
     if (rows[0].n > 0) return false;
-    await applyCatalog(db, seed, 'demo catalog seed');
+    // The demo names no credential: the strictest policy is enough.
+    await applyCatalog(db, seed, 'demo catalog seed', new CredentialPolicy([]));
     return true;
   });
 }

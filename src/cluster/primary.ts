@@ -22,6 +22,8 @@ import { startSimulator, type Simulator } from '../suppliers/simulator/index.js'
 import { PrimaryChannel } from './ipc.js';
 import { serveMetricsFromPrimary } from './metrics.js';
 
+/** How long the start waits for the ledger host: past a lease (2 s) and a lease round, for a dead instance's entry to go. */
+const LEDGER_READY_WAIT_MS = 5000;
 /** A worker that dies sooner than this after its start counts towards a crash loop. */
 const EARLY_DEATH_MS = 5000;
 
@@ -64,6 +66,9 @@ export async function runPrimary(config: Config): Promise<void> {
   // The organizations' ledger actors live here: all of them (embedded host, workers reach them over IPC), or
   // with REDIS_URL the shards this instance owns (workers of every instance reach them over Redis streams).
   const ledgerHost = startLedgerHost(config, { pool, channel, bus, logger });
+  // Workers start once the ledger serves (Redis: every shard has an owner), so their first calls are not refused;
+  // bounded, so an instance still starts (and answers its model list) while Redis is away.
+  if (!(await ledgerHost.ready(LEDGER_READY_WAIT_MS))) logger.warn({ waitedMs: LEDGER_READY_WAIT_MS }, 'ledger not ready: model calls answer 503 until it is');
 
   let shuttingDown = false;
   const startedAt = new Map<number, number>();

@@ -71,6 +71,7 @@ export async function runWorker(config: Config): Promise<void> {
       connectionsPerOrigin: sc.connections_per_origin,
       breakerThreshold: sc.breaker_threshold,
       breakerCooldownMs: sc.breaker_cooldown_ms,
+      credentialEnvAllow: sc.credential_env_allow,
     },
     logger,
     metrics,

@@ -29,6 +29,8 @@ export interface Config {
     connections_per_origin: number;
     breaker_threshold: number;
     breaker_cooldown_ms: number;
+    /** Names a catalog's credential_env may use besides the TOLLGATE_SUPPLIER_ prefix. */
+    credential_env_allow: string[];
   };
   web: {
     /** How long a console session lives after sign-in. */

@@ -32,8 +32,11 @@ export interface LedgerHost {
   readonly kind: 'embedded' | 'redis';
   /** What the primary passes to the workers it forks (the Redis host: this instance's id). */
   readonly workerEnv: Record<string, string>;
-  /** Resolves once the host serves commands (Redis: its first lease round is done). */
-  ready(): Promise<void>;
+  /**
+   * Resolves true once the host serves commands (Redis: every shard has an
+   * owner, this instance's share held and started); false if `timeoutMs` ran out first.
+   */
+  ready(timeoutMs?: number): Promise<boolean>;
   stats(): LedgerStats;
   /** Writes what is queued; call after the workers have stopped. */
   close(): Promise<void>;
@@ -74,13 +77,13 @@ export function startLedgerHost(config: Config, deps: LedgerHostDeps): LedgerHos
       bus: deps.bus,
       logger: deps.logger,
     });
-    return { kind: 'redis', workerEnv: { [INSTANCE_ENV]: instanceId }, ready: () => host.ready(), stats: () => host.stats(), close: () => host.close() };
+    return { kind: 'redis', workerEnv: { [INSTANCE_ENV]: instanceId }, ready: (timeoutMs) => host.ready(timeoutMs), stats: () => host.stats(), close: () => host.close() };
   }
   const ledger = new Ledger(new PgLedgerStore(deps.pool), ledgerSettings(config), deps.logger);
   serveLedgerOverIpc(deps.channel, ledger);
   // Whoever edits an organization row may say so on the bus ('orgs', its id): the actor reloads at once instead of at the next reconcile.
   deps.bus.subscribe('orgs', (orgId) => void ledger.refresh(orgId).catch(() => {}));
-  return { kind: 'embedded', workerEnv: {}, ready: async () => {}, stats: () => ledger.stats(), close: () => ledger.close() };
+  return { kind: 'embedded', workerEnv: {}, ready: async () => true, stats: () => ledger.stats(), close: () => ledger.close() };
 }
 
 /** In a worker: the client of whichever host the primary runs. */

@@ -3,12 +3,13 @@
 // call to the next route; after that the caller owns the reply and nothing is
 // retried. One undici Pool (keep-alive) per supplier origin.
 import { Pool, errors as undiciErrors, type Dispatcher } from 'undici';
-import type { ProtocolCode, Route } from '../catalog/types.js';
+import { CredentialPolicy } from '../catalog/credentials.js';
+import type { ProtocolCode, Route, Supplier } from '../catalog/types.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import type { Logger } from '../log/logger.js';
 import type { Metrics } from '../metrics/registry.js';
 import { CircuitBreaker } from './breaker.js';
-import { wireFor } from './wire.js';
+import { credentialOf, REFUSED, wireFor } from './wire.js';
 
 export interface DispatchSettings {
   connectTimeoutMs: number;
@@ -19,6 +20,8 @@ export interface DispatchSettings {
   connectionsPerOrigin: number;
   breakerThreshold: number;
   breakerCooldownMs: number;
+  /** suppliers.credential_env_allow: variables a credential may come from besides TOLLGATE_SUPPLIER_*. */
+  credentialEnvAllow: readonly string[];
 }
 
 export interface UpstreamReply {
@@ -28,7 +31,7 @@ export interface UpstreamReply {
   body: Dispatcher.ResponseData['body'];
 }
 
-type FailureKind = 'connect' | 'timeout' | 'overloaded' | 'server' | 'client';
+type FailureKind = 'connect' | 'timeout' | 'overloaded' | 'server' | 'client' | 'credential';
 
 const RETRYABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN', 'UND_ERR_SOCKET', 'UND_ERR_CLOSED']);
 
@@ -43,6 +46,11 @@ function classify(err: unknown): FailureKind | null {
 export class SupplierDispatcher {
   private readonly pools = new Map<string, Pool>();
   private readonly breaker: CircuitBreaker;
+  private readonly credentials: CredentialPolicy;
+  /** Each supplier's credential, read once per catalog revision (a revision brings new Supplier objects). */
+  private readonly credentialCache = new WeakMap<Supplier, string | null | typeof REFUSED>();
+  /** Suppliers whose refused credential was already logged (once each, not per call). */
+  private readonly refusedLogged = new Set<string>();
 
   constructor(
     private readonly settings: DispatchSettings,
@@ -50,6 +58,7 @@ export class SupplierDispatcher {
     private readonly metrics: Metrics,
   ) {
     this.breaker = new CircuitBreaker(settings.breakerThreshold, settings.breakerCooldownMs, logger);
+    this.credentials = new CredentialPolicy(settings.credentialEnvAllow);
   }
 
   private pool(origin: string): Pool {
@@ -89,11 +98,17 @@ export class SupplierDispatcher {
       const supplier = route.supplier;
       const wire = wireFor(supplier.wireProtocol);
       const url = new URL(supplier.baseUrl + wire.path(protocol)!);
+      const credential = this.credential(supplier);
+      if (credential === REFUSED) {
+        this.refusedCredential(supplier.name, supplier.credentialEnv!);
+        kinds.push('credential');
+        continue;
+      }
       try {
         const res = await this.pool(url.origin).request({
           method: 'POST',
           path: url.pathname + url.search,
-          headers: wire.headers(supplier),
+          headers: wire.headers(credential),
           body: bodyFor(route),
           signal,
         });
@@ -117,6 +132,23 @@ export class SupplierDispatcher {
     if (kinds.length > 0 && kinds.every((k) => k === 'overloaded')) throw new GatewayError('upstream_overloaded');
     if (kinds.length > 0 && kinds.every((k) => k === 'timeout')) throw new GatewayError('upstream_timeout');
     throw new GatewayError('upstream_error');
+  }
+
+  private credential(supplier: Supplier): string | null | typeof REFUSED {
+    let credential = this.credentialCache.get(supplier);
+    if (credential === undefined) {
+      credential = credentialOf(supplier, this.credentials);
+      this.credentialCache.set(supplier, credential);
+    }
+    return credential;
+  }
+
+  /** A stored catalog names a variable the policy refuses: the route is skipped, nothing is sent. */
+  private refusedCredential(name: string, env: string): void {
+    this.metrics.supplierError(name, 'credential');
+    if (this.refusedLogged.has(name)) return;
+    this.refusedLogged.add(name);
+    this.logger.error({ supplier: name }, `${this.credentials.refusal(name, env)}; its routes are skipped until the catalog is fixed`);
   }
 
   private failed(id: string, name: string, kind: FailureKind, status: number): void {

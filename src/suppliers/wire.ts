@@ -1,6 +1,7 @@
 // What differs between upstream wire protocols, kept small: where each
 // protocol lives under the supplier's base URL, and how the credential is
 // presented. Everything else (pools, failover, streaming) is shared.
+import type { CredentialPolicy } from '../catalog/credentials.js';
 import type { ProtocolCode, Supplier, WireProtocol } from '../catalog/types.js';
 import { anthropicCompatible } from './anthropic-compatible/wire.js';
 import { openaiCompatible } from './openai-compatible/wire.js';
@@ -8,8 +9,8 @@ import { openaiCompatible } from './openai-compatible/wire.js';
 export interface WireAdapter {
   /** Path below the base URL (which ends in /v1) for a protocol this wire speaks. */
   path(protocol: ProtocolCode): string | null;
-  /** Request headers, credential included (read from the environment, never from config). */
-  headers(supplier: Supplier): Record<string, string>;
+  /** Request headers, with the credential (null: the supplier needs none). */
+  headers(credential: string | null): Record<string, string>;
 }
 
 const ADAPTERS: Record<WireProtocol, WireAdapter> = {
@@ -19,4 +20,18 @@ const ADAPTERS: Record<WireProtocol, WireAdapter> = {
 
 export function wireFor(protocol: WireProtocol): WireAdapter {
   return ADAPTERS[protocol];
+}
+
+/** Refused: the supplier names a variable the credential policy does not allow. */
+export const REFUSED = Symbol('refused credential');
+
+/**
+ * The supplier's credential, read from the environment (never from the store
+ * or a file) — only from a variable the policy allows, whatever the catalog says.
+ */
+export function credentialOf(supplier: Supplier, policy: CredentialPolicy): string | null | typeof REFUSED {
+  const name = supplier.credentialEnv;
+  if (name === null || name === '') return null;
+  if (!policy.allows(name)) return REFUSED;
+  return process.env[name] || null;
 }

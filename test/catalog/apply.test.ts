@@ -39,7 +39,7 @@ if (db !== null) {
   });
   const catalog = (price: number) => ({
     vendors: [{ code: 'acme', display_name_en: 'Acme', display_name_ru: 'Акме' }],
-    suppliers: [{ name: 'acme-direct', wire_protocol: 'openai-compatible', base_url: `${sim.url}/acme/v1`, credential_env: 'ACME_API_KEY', protocols: ['chat_completions'] }],
+    suppliers: [{ name: 'acme-direct', wire_protocol: 'openai-compatible', base_url: `${sim.url}/acme/v1`, credential_env: 'TOLLGATE_SUPPLIER_ACME', protocols: ['chat_completions'] }],
     models: [model(price)],
   });
   const listed = async (): Promise<any> => (await fetch(`${gw.url}/v1/models`)).json();

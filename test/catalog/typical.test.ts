@@ -3,7 +3,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
-import { parseMoney } from '../../src/billing/money.js';
+import { micros } from '../helpers/money.js';
 import { startGateway } from '../helpers/gateway.js';
 import { ADMIN_TOKEN, provision, usageRows } from '../helpers/provision.js';
 import { testDatabase } from '../helpers/services.js';
@@ -37,7 +37,7 @@ if (db !== null) {
     }
     const completed = rows.filter((r) => r.outcome === 'completed');
     t.equal(completed.length, 3);
-    const mean = Math.round(completed.reduce((s, r) => s + parseMoney(r.charged)!, 0) / 3);
+    const mean = Math.round(completed.reduce((s, r) => s + micros(r.charged), 0) / 3);
     const meanOut = Math.round(completed.reduce((s, r) => s + r.output_tokens, 0) / 3);
 
     let swift: any;
@@ -47,7 +47,7 @@ if (db !== null) {
     }
     t.ok(swift.typical_request, 'published');
     t.equal(swift.typical_request.requests, 3);
-    t.equal(parseMoney(swift.typical_request.average_spend), mean, 'average spend, to the micro');
+    t.equal(micros(swift.typical_request.average_spend), mean, 'average spend, to the micro');
     t.equal(swift.typical_request.average_output_tokens, meanOut);
     t.equal(swift.typical_request.window_days, 30);
     const list: any = await (await fetch(`${gw.url}/v1/models`)).json();

@@ -4,7 +4,8 @@
 import OpenAI from 'openai';
 import t from 'tap';
 import { boundCost } from '../../src/billing/pricing.js';
-import { formatMoney, parseMoney } from '../../src/billing/money.js';
+import { formatMoney } from '../../src/billing/money.js';
+import { micros } from '../helpers/money.js';
 import { DEFAULT_CEILING } from '../../src/surfaces/chat/codec.js';
 import { startGateway } from '../helpers/gateway.js';
 import { ADMIN_TOKEN, console_, organization, provision, usageRows } from '../helpers/provision.js';
@@ -77,10 +78,10 @@ if (db !== null) {
       await new Promise((r) => setTimeout(r, 100));
     }
     t.equal(rows.length, K);
-    const charged = rows.reduce((sum, r) => sum + parseMoney(r.charged)!, 0);
+    const charged = rows.reduce((sum, r) => sum + micros(r.charged), 0);
     const org = await organization(gw.url, orgId);
-    t.equal(parseMoney(org.balance), credits - charged, 'balance = credits − sum of charged usage rows, to the micro');
+    t.equal(micros(org.balance), credits - charged, 'balance = credits − sum of charged usage rows, to the micro');
     t.equal(org.held, '0.00', 'no hold left');
-    t.ok(parseMoney(org.balance)! >= 0);
+    t.ok(micros(org.balance) >= 0, `balance not negative: ${org.balance}`);
   });
 }

@@ -3,7 +3,7 @@
 // released one lease later, and no settlement any caller saw acknowledged
 // (every 200) is missing from PostgreSQL; nothing is charged twice.
 import t from 'tap';
-import { parseMoney } from '../../src/billing/money.js';
+import { micros } from '../helpers/money.js';
 import { shardOf } from '../../src/ledger/redis/keys.js';
 import { organization, provision, usageRows } from '../helpers/provision.js';
 import { testDatabase } from '../helpers/services.js';
@@ -57,6 +57,6 @@ if (redisUrl !== null && db !== null) {
     t.equal(store.journal, store.balance, 'the journal sums to the balance');
     t.equal(store.charges, store.chargedRows, 'one charge entry per charged usage row: nothing charged twice');
     const org = await organization(survivor.url, orgId);
-    t.equal(parseMoney(org.balance), store.balance, 'the running actor agrees with the store');
+    t.equal(micros(org.balance), store.balance, 'the running actor agrees with the store');
   });
 }

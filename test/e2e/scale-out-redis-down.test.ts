@@ -3,7 +3,7 @@
 // the chat envelope while it is down, the model list keeps answering, service
 // comes back by itself, and no call is charged twice or left unbilled.
 import t from 'tap';
-import { parseMoney } from '../../src/billing/money.js';
+import { micros } from '../helpers/money.js';
 import { organization, provision, usageRows } from '../helpers/provision.js';
 import { testDatabase } from '../helpers/services.js';
 import { eventually, ownRedis, redisFor, sleep, startInstances, storeMoney, traffic, waitForSpread } from './scale-out-helpers.js';
@@ -62,6 +62,6 @@ if (redis !== null && db !== null) {
     t.equal(store.journal, store.balance, 'the journal sums to the balance');
     t.equal(store.charges, store.chargedRows, 'one charge entry per charged usage row: nothing charged twice');
     const org = await organization(gateways[0].url, orgId);
-    t.equal(parseMoney(org.balance), store.balance, 'the running actor agrees with the store');
+    t.equal(micros(org.balance), store.balance, 'the running actor agrees with the store');
   });
 }

@@ -1,7 +1,8 @@
 // `tollgate catalog apply|show`: how an operator adds suppliers (real
 // vendors, OpenAI-compatible servers) and models, and publishes them.
 import { readFileSync } from 'node:fs';
-import { applyCatalog, parseCatalogFile } from '../../catalog/apply.js';
+import { applyCatalog, checkCredentials, parseCatalogFile } from '../../catalog/apply.js';
+import { CredentialPolicy } from '../../catalog/credentials.js';
 import { currentRevision } from '../../catalog/load.js';
 import { inTransaction } from '../../store/pool.js';
 import { printJson, table, UsageError, type Command } from './command.js';
@@ -16,9 +17,11 @@ export const catalogCommands: Command[] = [
       const [path] = positionals;
       if (path === undefined) throw new UsageError('name the catalog file: tollgate catalog apply <file.json>');
       const file = parseCatalogFile(readFileSync(path, 'utf8'));
+      const credentials = new CredentialPolicy(ctx.config().suppliers.credential_env_allow);
+      checkCredentials(file, credentials); // before the store is opened: a refused file touches nothing
       const store = await ctx.store();
       const note = typeof values.note === 'string' ? values.note : `tollgate catalog apply ${path}`;
-      const revision = await inTransaction(store.pool, (db) => applyCatalog(db, file, note));
+      const revision = await inTransaction(store.pool, (db) => applyCatalog(db, file, note, credentials));
       await store.publish?.('catalog', String(revision)).catch(() => {});
       ctx.out(
         `Published catalog revision ${revision}: ${file.vendors?.length ?? 0} vendors, ${file.suppliers?.length ?? 0} suppliers, ` +

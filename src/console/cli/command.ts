@@ -1,6 +1,7 @@
 // What a `tollgate` subcommand is, and what it is given to run. Commands are
 // listed in cli/commands.ts (the one registration point).
 import type { Topic } from '../../bus/bus.js';
+import type { Config } from '../../config/types.js';
 import type { Pool } from '../../store/pool.js';
 
 export interface OptionSpec {
@@ -27,6 +28,8 @@ export interface CliStore {
 }
 
 export interface CliContext {
+  /** The gateway's settings, as it would load them from this environment. */
+  config(): Config;
   store(): Promise<CliStore>;
   /** Standard output: results, and the one-time secret. */
   out(text: string): void;

@@ -4,6 +4,7 @@
 // 0 done, 1 refused or failed, 2 wrong invocation.
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../../config/load.js';
+import type { Config } from '../../config/types.js';
 import { GatewayError } from '../../errors/gateway-error.js';
 import { COMMANDS } from './commands.js';
 import { UsageError, type CliContext, type CliStore, type Command } from './command.js';
@@ -49,9 +50,11 @@ export async function runCli(argv: string[], io: CliIo = STD_IO, env: NodeJS.Pro
     return 2;
   }
   let store: CliStore | null = null;
+  let config: Config | null = null;
   const ctx: CliContext = {
+    config: () => (config ??= loadConfig(env)),
     async store() {
-      store ??= await openCliStore(loadConfig(env));
+      store ??= await openCliStore(ctx.config());
       return store;
     },
     out: io.out,

@@ -27,7 +27,7 @@ const SETTLE_TIMEOUT_DURABLE_MS = 12_000;
 const SETTLE_TIMEOUT_MS = 5000;
 const CONSOLE_TIMEOUT_MS = 10_000;
 const RELEASE_RETRY_MS = 1000;
-/** How long a worker's first commands wait for its reply channel before answering 503. */
+/** How long a worker's first commands wait for its reply channel and command connection before answering 503. */
 const FIRST_SUBSCRIPTION_WAIT_MS = 1000;
 
 /** The command never reached Redis: nothing was applied. */
@@ -60,9 +60,14 @@ export class RedisLedgerClient implements LedgerClient {
   private readonly replies: Redis;
   private readonly channel: string;
   private subscribed = false;
-  /** The first subscription: a worker's first commands wait for it (briefly) instead of failing. */
-  private readonly firstSubscription: Promise<unknown>;
-  private everSubscribed = false;
+  /**
+   * The first subscription and the command connection's first readiness: a
+   * worker's first commands wait for both (briefly) instead of failing — the
+   * command connection has no offline queue, and it may still be handshaking
+   * when the subscription is made.
+   */
+  private readonly firstConnections: Promise<unknown>;
+  private everConnected = false;
   private seq = 0;
   private readonly waiting = new Map<number, Waiter>();
   /** Reservations that never reached Redis: their release has nothing to void. */
@@ -80,10 +85,12 @@ export class RedisLedgerClient implements LedgerClient {
     this.replies.on('message', (_channel: string, text: string) => this.answer(text));
     this.replies.on('close', () => (this.subscribed = false));
     this.replies.on('ready', () => (this.subscribed = true));
-    this.firstSubscription = this.replies.subscribe(this.channel).then(
-      () => (this.subscribed = this.everSubscribed = true),
+    const subscription = this.replies.subscribe(this.channel).then(
+      () => (this.subscribed = true),
       () => {},
     );
+    const commandsReady = new Promise<void>((resolve) => this.commands.once('ready', () => resolve()));
+    this.firstConnections = Promise.all([subscription, commandsReady]).then(() => (this.everConnected = true));
     // A third of the lease: two heartbeats can be lost or late before this worker's holds go.
     const beat = (): void => void this.commands.zadd(opts.keys.beats, Date.now(), this.owner).catch(() => {});
     beat();
@@ -153,7 +160,7 @@ export class RedisLedgerClient implements LedgerClient {
   }
 
   private async ask<T>(op: Op, shard: number, payload: unknown, timeoutMs: number): Promise<T> {
-    if (!this.subscribed && !this.everSubscribed) await Promise.race([this.firstSubscription, new Promise((r) => setTimeout(r, FIRST_SUBSCRIPTION_WAIT_MS))]);
+    if (!this.everConnected) await Promise.race([this.firstConnections, new Promise((r) => setTimeout(r, FIRST_SUBSCRIPTION_WAIT_MS))]);
     if (!this.subscribed) throw new NotSent('ledger: no reply channel (Redis unreachable)');
     if (this.commands.status !== 'ready') throw new NotSent(`ledger: Redis connection ${this.commands.status}`);
     const i = ++this.seq;

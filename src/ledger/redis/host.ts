@@ -51,12 +51,14 @@ export class RedisLedgerHost {
   private lastFailure = 0;
   private everTicked = false;
   private readonly seenBeats = new Map<string, { score: number; at: number }>();
-  private readonly firstTick: Promise<void>;
-  private markReady: () => void = () => {};
+  /** Resolved once every shard has an owner and ours are being served: see ready(). */
+  private readonly serving: Promise<void>;
+  private markServing: () => void = () => {};
+  private isServing = false;
 
   constructor(private readonly opts: RedisHostOptions) {
     this.commands = redisConnection(opts.url, 'commands', 'tollgate-ledger-host', opts.logger);
-    this.firstTick = new Promise((resolve) => (this.markReady = resolve));
+    this.serving = new Promise((resolve) => (this.markServing = resolve));
     this.timers.push(setInterval(() => void this.tick(), TICK_MS));
     this.timers.push(setInterval(() => void this.pollBeats().catch(() => {}), Math.min(1000, Math.max(20, Math.floor(opts.settings.holdLeaseMs / 4)))));
     for (const t of this.timers) t.unref();
@@ -68,10 +70,27 @@ export class RedisLedgerHost {
     this.commands.once('ready', () => void this.tick());
   }
 
-  /** Resolves once a tick has succeeded and the shards it gave us are being served. */
-  async ready(): Promise<void> {
-    await this.firstTick;
-    await Promise.allSettled([...this.owned.values()].map((o) => o.starting));
+  /**
+   * Resolves true once this instance can take calls: a lease round found every
+   * shard owned — those it is entitled to now by this instance, their actors
+   * reading, the rest by other instances (a shard still moving here from
+   * another instance is served there until it does). Alone, that is all 16.
+   * Until then a command for an unowned shard would wait in its stream, and a
+   * reservation past its deadline is refused with 503. False when `timeoutMs`
+   * ran out first (Redis not answering): calls answer 503 until it does.
+   */
+  async ready(timeoutMs?: number): Promise<boolean> {
+    if (timeoutMs === undefined) {
+      await this.serving;
+      return true;
+    }
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), timeoutMs)));
+    try {
+      return await Promise.race([this.serving.then(() => true), late]);
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   /** The shards this instance serves now. */
@@ -124,7 +143,7 @@ export class RedisLedgerHost {
       if (acquired.length > 0) this.opts.logger.info({ shards: acquired, live: result.live, fair: result.fair }, 'ledger: shards acquired');
       this.rebalance(result.fair);
       this.everTicked = true;
-      this.markReady();
+      if (!this.isServing && result.shards.every((status) => status.kind !== 'none')) void this.checkServing();
     } catch (err) {
       // Before the first success this is only Redis not answering yet: no memory of any shard to protect.
       if (!this.everTicked) return;
@@ -169,9 +188,19 @@ export class RedisLedgerHost {
       case 'lost':
         if (o !== undefined) this.drop(shard, o, 'lease lost');
         return;
+      case 'other':
       case 'none':
         return;
     }
+  }
+
+  /** Every shard has an owner: ready once ours have started (a failed start is retried next tick, and checked again). */
+  private async checkServing(): Promise<void> {
+    await Promise.allSettled([...this.owned.values()].map((o) => o.starting));
+    if (this.isServing || ![...this.owned.values()].every((o) => o.started || o.leaving)) return;
+    this.isServing = true;
+    this.opts.logger.info({ shards: this.shards() }, 'ledger: every shard has an owner; serving');
+    this.markServing();
   }
 
   private newActor(shard: number): ShardActor {

@@ -3,6 +3,8 @@
 // registers the instance as live and acquires free shards up to its fair share
 // (ceil(shards / live instances)). One round trip per tick whatever the number
 // of shards, and atomic, so two instances never both believe they acquired one.
+// It also says which of the other shards someone holds, so an instance knows
+// when every shard has an owner (its readiness: src/ledger/redis/host.ts).
 //
 // An owner stops applying commands at its lease's local deadline (the time
 // the last renewal was sent + the lease − a margin), which the lease in Redis
@@ -66,6 +68,9 @@ if acquire then
     if not held[i] and redis.call('EXISTS', prefix .. 'own:' .. i) == 0 then out[i + 1] = take(i) end
   end
 end
+for i = 0, shards - 1 do
+  if out[i + 1] == '-' and redis.call('EXISTS', prefix .. 'own:' .. i) == 1 then out[i + 1] = 'o' end
+end
 return {live, fair, out}
 `);
 
@@ -79,6 +84,9 @@ export type ShardStatus =
   | { kind: 'acquired'; previous: string }
   /** Another instance holds it: whatever we remember of it is stale. */
   | { kind: 'lost' }
+  /** Another instance holds it, and we did not: its commands are served there. */
+  | { kind: 'other' }
+  /** Nobody holds it (we are at our fair share, or may not acquire now): its commands wait in the stream. */
   | { kind: 'none' };
 
 export interface TickResult {
@@ -103,6 +111,7 @@ export async function tick(redis: Redis, keys: RedisKeys, me: string, held: Iter
   const shards = raw[2].map((s): ShardStatus => {
     if (s === 'k') return { kind: 'kept' };
     if (s === 'l') return { kind: 'lost' };
+    if (s === 'o') return { kind: 'other' };
     if (s.startsWith('a')) return { kind: 'acquired', previous: s.slice(1) };
     return { kind: 'none' };
   });

@@ -1,15 +1,14 @@
 // Anthropic-compatible suppliers: the messages protocol.
-import type { ProtocolCode, Supplier } from '../../catalog/types.js';
+import type { ProtocolCode } from '../../catalog/types.js';
 import type { WireAdapter } from '../wire.js';
 
 const API_VERSION = '2023-06-01';
 
 export const anthropicCompatible: WireAdapter = {
   path: (protocol: ProtocolCode) => (protocol === 'native_messages' ? '/messages' : null),
-  headers(supplier: Supplier) {
+  headers(credential: string | null) {
     const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'anthropic-version': API_VERSION };
-    const credential = supplier.credentialEnv ? process.env[supplier.credentialEnv] : undefined;
-    if (credential) headers['x-api-key'] = credential;
+    if (credential !== null) headers['x-api-key'] = credential;
     return headers;
   },
 };

@@ -1,6 +1,6 @@
 // OpenAI-compatible suppliers (OpenAI itself, vLLM, Ollama, any server that
 // speaks the OpenAI HTTP API): chat completions, responses, embeddings, images.
-import type { ProtocolCode, Supplier } from '../../catalog/types.js';
+import type { ProtocolCode } from '../../catalog/types.js';
 import type { WireAdapter } from '../wire.js';
 
 const PATHS: Partial<Record<ProtocolCode, string>> = {
@@ -12,10 +12,9 @@ const PATHS: Partial<Record<ProtocolCode, string>> = {
 
 export const openaiCompatible: WireAdapter = {
   path: (protocol) => PATHS[protocol] ?? null,
-  headers(supplier: Supplier) {
+  headers(credential: string | null) {
     const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
-    const credential = supplier.credentialEnv ? process.env[supplier.credentialEnv] : undefined;
-    if (credential) headers.authorization = `Bearer ${credential}`;
+    if (credential !== null) headers.authorization = `Bearer ${credential}`;
     return headers;
   },
 };

@@ -47,6 +47,15 @@ export function ceilingOf(v: unknown): number {
   return typeof v === 'number' && Number.isInteger(v) && v >= 0 ? v : Infinity;
 }
 
+/** OpenAI's bounds on `n`, the number of choices. */
+export const MAX_CHOICES = 128;
+
+/** Choices asked for: `n` absent or null is 1; null when it is not an integer in 1..MAX_CHOICES. */
+export function choicesOf(v: unknown): number | null {
+  if (v === undefined || v === null) return 1;
+  return typeof v === 'number' && Number.isInteger(v) && v >= 1 && v <= MAX_CHOICES ? v : null;
+}
+
 /** Whether `tools` declares a tool called `name`; `fn` reads a tool's name. */
 export function declaresTool(tools: unknown, name: string, fn: (tool: Json) => unknown): boolean {
   if (!Array.isArray(tools)) return false;

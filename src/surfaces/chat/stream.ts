@@ -1,5 +1,6 @@
 // Chat completions stream: each upstream chunk is parsed once and written as
-// the gateway's own chunk. The repeating head of every chunk (id, object,
+// the gateway's own chunk, its choices passed by index as they came (with `n`,
+// chunks of several choices interleave; each ends with its own finish_reason). The repeating head of every chunk (id, object,
 // created, model) is serialized once per call.
 import type { Metered, Outcome } from '../../billing/types.js';
 import type { SseEvent } from '../../suppliers/sse-reader.js';
@@ -38,7 +39,8 @@ export class ChatStream implements StreamTranscoder {
   complete = false;
   private readonly head: string;
   private usage: Metered | null = null;
-  private finishReason: string | null = null;
+  /** Per choice index: its finish reason once it came (null until then). With `n`, choices end apart. */
+  private readonly finishes = new Map<number, string | null>();
   private produced = '';
   private readonly includeUsage: boolean;
 
@@ -56,7 +58,10 @@ export class ChatStream implements StreamTranscoder {
     if (chunk.usage) this.usage = meteredFromUsage(chunk.usage);
     const choices = chunk.choices as Array<Record<string, any>> | undefined;
     if (!choices || choices.length === 0) return '';
-    for (const c of choices) {
+    for (let i = 0; i < choices.length; i++) {
+      const c = choices[i];
+      const index = typeof c.index === 'number' ? c.index : i;
+      if (!this.finishes.has(index)) this.finishes.set(index, null);
       const delta = c.delta;
       if (delta) {
         if (typeof delta.content === 'string') this.produced += delta.content;
@@ -64,7 +69,7 @@ export class ChatStream implements StreamTranscoder {
       }
       if (c.finish_reason !== null && c.finish_reason !== undefined) {
         c.finish_reason = normalizeFinish(c.finish_reason);
-        this.finishReason = c.finish_reason;
+        this.finishes.set(index, c.finish_reason);
       }
     }
     return this.head + JSON.stringify(choices) + '}\n\n';
@@ -74,8 +79,11 @@ export class ChatStream implements StreamTranscoder {
     return this.usage;
   }
 
+  /** Completed when the stream ended and every choice finished, none of them cut by the ceiling. */
   outcome(): Outcome {
-    return this.complete && this.finishReason !== null && this.finishReason !== 'length' ? 'completed' : 'incomplete';
+    if (!this.complete || this.finishes.size === 0) return 'incomplete';
+    for (const reason of this.finishes.values()) if (reason === null || reason === 'length') return 'incomplete';
+    return 'completed';
   }
 
   producedText(): string {
