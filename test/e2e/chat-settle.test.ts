@@ -47,6 +47,7 @@ function buildWithBrokenTokenizer(): string {
   const root = tempDir('tollgate-broken-count-');
   cpSync(join(packageRoot, 'dist'), join(root, 'dist'), { recursive: true });
   cpSync(join(packageRoot, 'config'), join(root, 'config'), { recursive: true });
+  cpSync(join(packageRoot, 'web', 'static'), join(root, 'web', 'static'), { recursive: true });
   cpSync(join(packageRoot, 'package.json'), join(root, 'package.json'));
   symlinkSync(realpathSync(join(packageRoot, 'node_modules')), join(root, 'node_modules'));
   writeFileSync(join(root, 'dist/workers/count-tokens.js'), "export default function countTokens() { throw new Error('tokenizer unavailable'); }\n");
