@@ -65,6 +65,8 @@ export async function runWorker(config: Config): Promise<void> {
       connectionsPerOrigin: sc.connections_per_origin,
       breakerThreshold: sc.breaker_threshold,
       breakerCooldownMs: sc.breaker_cooldown_ms,
+      maxReplyBytes: sc.max_reply_bytes,
+      maxEventBytes: sc.max_event_bytes,
     },
     logger,
     metrics,
@@ -77,6 +79,7 @@ export async function runWorker(config: Config): Promise<void> {
     suppliers,
     offload,
     offloadBodyBytes: config.pools.offload_body_bytes,
+    stalledClientMs: config.http.stalled_client_ms,
     logger,
   };
 

@@ -9,7 +9,7 @@ export interface Config {
   admin_token: string | null;
   log_level: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   data_dir: string;
-  http: { max_body_bytes: number; drain_timeout_ms: number };
+  http: { max_body_bytes: number; drain_timeout_ms: number; stalled_client_ms: number };
   pools: { pg_max: number; piscina_min_threads: number; piscina_max_threads: number; offload_body_bytes: number };
   billing: {
     flush_ms: number;
@@ -29,5 +29,7 @@ export interface Config {
     connections_per_origin: number;
     breaker_threshold: number;
     breaker_cooldown_ms: number;
+    max_reply_bytes: number;
+    max_event_bytes: number;
   };
 }

@@ -16,6 +16,12 @@ export interface Directives {
   readonly tool: string | null;
   /** Leave usage out of the answer. */
   readonly noUsage: boolean;
+  /**
+   * Bytes of filler with no newline: a stream sends them instead of any event
+   * (or, with fail_after, where it would drop the connection), then drops it;
+   * a unary answer sends them after its JSON as trailing whitespace. 0 = none.
+   */
+  readonly flood: number;
 }
 
 export const NO_DIRECTIVES: Directives = Object.freeze({
@@ -25,6 +31,7 @@ export const NO_DIRECTIVES: Directives = Object.freeze({
   delayMs: 0,
   tool: null,
   noUsage: false,
+  flood: 0,
 });
 
 const OPEN = '[sim:';
@@ -50,6 +57,7 @@ export function parseDirectives(text: string, instance: string): Directives {
   let delayMs = 0;
   let tool: string | null = null;
   let noUsage = false;
+  let flood = 0;
   while (at !== -1) {
     const start = at + OPEN.length;
     const end = text.indexOf(']', start);
@@ -85,7 +93,10 @@ export function parseDirectives(text: string, instance: string): Directives {
       case 'no_usage':
         noUsage = true;
         break;
+      case 'flood':
+        if (count(value) !== -1) flood = count(value);
+        break;
     }
   }
-  return { words, status, failAfter, delayMs, tool, noUsage };
+  return { words, status, failAfter, delayMs, tool, noUsage, flood };
 }
