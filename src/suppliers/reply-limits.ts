@@ -7,6 +7,8 @@ import type { Dispatcher } from 'undici';
 
 /** A supplier reply, or one event of its stream, is larger than its bound. */
 export class ReplyTooLarge extends Error {
+  override readonly name = 'ReplyTooLarge';
+
   constructor(readonly limit: number) {
     super(`supplier reply over ${limit} bytes`);
   }
