@@ -4,8 +4,10 @@
 //
 // One event may not grow past `maxEventBytes` (suppliers.max_event_bytes):
 // a supplier that never sends a blank line would otherwise grow the buffer
-// without bound. The search for the blank line resumes where the last chunk's
-// search stopped, so a long event costs linear time, not quadratic.
+// without bound. While an event spans chunks, only each new chunk (and the 3
+// characters before it, where a blank line may begin) is searched for its
+// end: searching the whole buffer again per chunk would flatten and scan it
+// each time, quadratic in the event's length.
 import { ReplyTooLarge } from './reply-limits.js';
 
 export interface SseEvent {
@@ -14,12 +16,15 @@ export interface SseEvent {
 }
 
 export class SseReader {
+  /** Text of the event not yet ended. */
   private buffer = '';
-  /** Where the search for a blank line resumes: none ends before it. */
-  private scanned = 0;
+  /** The buffer's last (up to) 3 characters. */
+  private tail = '';
+  /** An upper bound of the buffer's UTF-8 size; made exact when it crosses the bound. */
+  private bufferBytes = 0;
   /**
-   * Text length below which no check of the byte size is needed: UTF-8 takes
-   * at most 3 bytes per UTF-16 unit, so up to a third of the bound is safe.
+   * Text length below which no exact byte count is needed: UTF-8 takes at
+   * most 3 bytes per UTF-16 unit, so up to a third of the bound is safe.
    */
   private readonly surelyUnder: number;
   private readonly decoder = new TextDecoder();
@@ -34,21 +39,39 @@ export class SseReader {
    * the bound.
    */
   push(chunk: Uint8Array): SseEvent[] {
-    this.buffer += this.decoder.decode(chunk, { stream: true });
+    const text = this.decoder.decode(chunk, { stream: true });
     const out: SseEvent[] = [];
+    let buffer = this.buffer;
+    let from = 0;
+    if (buffer.length === 0) {
+      buffer = text;
+    } else if (frameEnd(text, 0) < 0 && frameEnd(this.tail + text.slice(0, 3), 0) < 0) {
+      // The event goes on: append, search nothing more.
+      this.buffer = buffer + text;
+      this.tail = text.length >= 3 ? text.slice(-3) : (this.tail + text).slice(-3);
+      this.bufferBytes += chunk.length;
+      if (this.bufferBytes > this.maxEventBytes) this.bound();
+      return out;
+    } else {
+      from = buffer.length > 3 ? buffer.length - 3 : 0;
+      buffer += text;
+    }
     for (;;) {
-      const end = this.frameEnd();
-      if (end === null) break;
-      const frame = this.buffer.slice(0, end.at);
-      this.buffer = this.buffer.slice(end.at + end.length);
-      this.scanned = 0;
-      if (frame.length > this.surelyUnder) this.bound(frame);
+      const end = frameEnd(buffer, from);
+      if (end < 0) break;
+      const frame = buffer.slice(0, end);
+      buffer = buffer.slice(end + (buffer.charCodeAt(end) === 13 ? 4 : 2));
+      from = 0;
+      if (frame.length > this.surelyUnder && Buffer.byteLength(frame, 'utf8') > this.maxEventBytes) this.tooLarge();
       const ev = parseFrame(frame);
       if (ev !== null) out.push(ev);
     }
-    if (this.buffer.length > this.surelyUnder) this.bound(this.buffer);
-    // A blank line may straddle this chunk and the next: rescan its last 3 characters.
-    this.scanned = this.buffer.length > 3 ? this.buffer.length - 3 : 0;
+    this.buffer = buffer;
+    if (buffer.length > 0) {
+      this.tail = buffer.length > 3 ? buffer.slice(-3) : buffer;
+      this.bufferBytes = buffer.length * 3;
+      if (this.bufferBytes > this.maxEventBytes) this.bound();
+    }
     return out;
   }
 
@@ -56,24 +79,28 @@ export class SseReader {
   flush(): SseEvent | null {
     const rest = this.buffer + this.decoder.decode();
     this.buffer = '';
-    this.scanned = 0;
     return rest.trim() === '' ? null : parseFrame(rest);
   }
 
-  private bound(text: string): void {
-    if (Buffer.byteLength(text, 'utf8') <= this.maxEventBytes) return;
-    this.buffer = '';
-    this.scanned = 0;
-    throw new ReplyTooLarge(this.maxEventBytes);
+  /** The size estimate crossed the bound: count exactly, refuse if over. */
+  private bound(): void {
+    const bytes = Buffer.byteLength(this.buffer, 'utf8');
+    if (bytes > this.maxEventBytes) this.tooLarge();
+    this.bufferBytes = bytes;
   }
 
-  private frameEnd(): { at: number; length: number } | null {
-    const lf = this.buffer.indexOf('\n\n', this.scanned);
-    const crlf = this.buffer.indexOf('\r\n\r\n', this.scanned);
-    if (lf < 0 && crlf < 0) return null;
-    if (crlf >= 0 && (lf < 0 || crlf < lf)) return { at: crlf, length: 4 };
-    return { at: lf, length: 2 };
+  private tooLarge(): never {
+    this.buffer = '';
+    throw new ReplyTooLarge(this.maxEventBytes);
   }
+}
+
+/** Index of the first blank line (\n\n or \r\n\r\n) at or after `from`, or -1. */
+function frameEnd(buffer: string, from: number): number {
+  const lf = buffer.indexOf('\n\n', from);
+  const crlf = buffer.indexOf('\r\n\r\n', from);
+  if (crlf >= 0 && (lf < 0 || crlf < lf)) return crlf;
+  return lf;
 }
 
 function parseFrame(frame: string): SseEvent | null {

@@ -30,6 +30,18 @@ t.test('the same events whatever the chunk boundaries, blank lines split include
   }
 });
 
+t.test('a long event over many chunks, its blank line split between two of them', async (t) => {
+  const long = 'y'.repeat(100_000);
+  const all = bytes(`data: ${long}\r\n\r\ndata: next\n\n`);
+  const cut = all.length - 'data: next\n\n'.length - 2; // between \r\n and \r\n
+  const r = new SseReader(1 << 20);
+  const got = [];
+  for (let i = 0; i < cut; i += 1000) got.push(...r.push(all.subarray(i, Math.min(i + 1000, cut))));
+  t.same(got, [], 'nothing until the blank line');
+  got.push(...r.push(all.subarray(cut)));
+  t.same(got, [{ event: null, data: long }, { event: null, data: 'next' }]);
+});
+
 t.test('issue 12 item 8: an event with no end is refused at max_event_bytes, and the buffer let go', async (t) => {
   const r = new SseReader(64 << 10);
   const block = new Uint8Array(16 << 10).fill(0x78);
