@@ -26,6 +26,7 @@ export async function runMicro(cpus: string | null, log: (s: string) => void): P
   const benches: Array<[string, string[], string | null]> = [
     ['ledger-roundtrip', ['ledger-roundtrip.js', '--out', join(dir, 'ledger.json')], join(dir, 'ledger.json')],
     ['prepare (inline vs pool)', ['micro/prepare.js'], null],
+    ['sse-reader (per event)', ['micro/sse-reader.js'], null],
   ];
   for (const [name, args, file] of benches) {
     log(`micro: ${name}…`);

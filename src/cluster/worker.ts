@@ -72,6 +72,8 @@ export async function runWorker(config: Config): Promise<void> {
       breakerThreshold: sc.breaker_threshold,
       breakerCooldownMs: sc.breaker_cooldown_ms,
       credentialEnvAllow: sc.credential_env_allow,
+      maxReplyBytes: sc.max_reply_bytes,
+      maxEventBytes: sc.max_event_bytes,
     },
     logger,
     metrics,
@@ -84,6 +86,7 @@ export async function runWorker(config: Config): Promise<void> {
     suppliers,
     offload,
     offloadBodyBytes: config.pools.offload_body_bytes,
+    stalledClientMs: config.http.stalled_client_ms,
     logger,
   };
 

@@ -21,6 +21,7 @@ export const ENV_SETTINGS: ReadonlyArray<readonly [string, string]> = [
   ['DATA_DIR', 'data_dir'],
   ['MAX_BODY_BYTES', 'http.max_body_bytes'],
   ['DRAIN_TIMEOUT_MS', 'http.drain_timeout_ms'],
+  ['STALLED_CLIENT_MS', 'http.stalled_client_ms'],
   ['PG_POOL_MAX', 'pools.pg_max'],
   ['PISCINA_MIN_THREADS', 'pools.piscina_min_threads'],
   ['PISCINA_MAX_THREADS', 'pools.piscina_max_threads'],

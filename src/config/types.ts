@@ -9,7 +9,7 @@ export interface Config {
   admin_token: string | null;
   log_level: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   data_dir: string;
-  http: { max_body_bytes: number; drain_timeout_ms: number };
+  http: { max_body_bytes: number; drain_timeout_ms: number; stalled_client_ms: number };
   pools: { pg_max: number; piscina_min_threads: number; piscina_max_threads: number; offload_body_bytes: number };
   billing: {
     flush_ms: number;
@@ -31,6 +31,8 @@ export interface Config {
     breaker_cooldown_ms: number;
     /** Names a catalog's credential_env may use besides the TOLLGATE_SUPPLIER_ prefix. */
     credential_env_allow: string[];
+    max_reply_bytes: number;
+    max_event_bytes: number;
   };
   web: {
     /** How long a console session lives after sign-in. */

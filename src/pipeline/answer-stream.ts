@@ -7,9 +7,14 @@
 //   hold is settled for what was produced.
 // - The client leaves: the upstream request is aborted and the hold settled
 //   for what was produced (outcome cancelled).
+// - The client stays behind for http.stalled_client_ms (see SseWriter): the
+//   gateway cuts it and goes on as if it had left.
+// - An event over suppliers.max_event_bytes: a supplier failure as above,
+//   before or after the first event.
 import { GatewayError } from '../errors/gateway-error.js';
 import { SseWriter } from '../server/sse.js';
 import type { UpstreamReply } from '../suppliers/dispatch.js';
+import { ReplyTooLarge } from '../suppliers/reply-limits.js';
 import { SseReader } from '../suppliers/sse-reader.js';
 import type { ModelCall } from './call.js';
 import { localCount, meterPartial, settle } from './settle.js';
@@ -23,14 +28,18 @@ export async function answerStream(call: ModelCall, upstream: UpstreamReply): Pr
     throw upstream.statusCode >= 400 ? refusalFromSupplier(upstream.statusCode) : new GatewayError('upstream_error');
   }
   const transcoder = call.surface.stream(call.info(), call.prepared!);
-  const reader = new SseReader();
-  const writer = new SseWriter(ctx);
+  const reader = new SseReader(call.deps.suppliers.maxEventBytes);
+  const writer = new SseWriter(ctx, call.deps.stalledClientMs);
   let broken = false;
   try {
     for await (const chunk of upstream.body) {
       let frames = '';
       for (const ev of reader.push(chunk as Uint8Array)) frames += transcoder.event(ev);
-      if (frames !== '' && !writer.write(frames)) await writer.writable();
+      if (frames !== '' && !writer.write(frames) && !(await writer.writable())) {
+        call.deps.logger.info({ rid: ctx.requestId, stalledMs: call.deps.stalledClientMs }, 'client stopped reading the stream; cancelled');
+        // Closing runs the abort handler at once: ctx.aborted is set below.
+        writer.cut();
+      }
       if (ctx.aborted) break;
     }
     const tail = reader.flush();
@@ -38,8 +47,9 @@ export async function answerStream(call: ModelCall, upstream: UpstreamReply): Pr
       const frames = transcoder.event(tail);
       if (frames !== '') writer.write(frames);
     }
-  } catch {
+  } catch (err) {
     broken = true;
+    if (err instanceof ReplyTooLarge) call.deps.suppliers.replyTooLarge(upstream.route, err.limit);
   }
   call.firstByteMs = writer.firstByteAt;
 

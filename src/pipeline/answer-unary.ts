@@ -1,8 +1,10 @@
 // A whole (non-streamed) answer: read the supplier's reply, settle, then send
-// the surface's own reply with the usage as settled.
+// the surface's own reply with the usage as settled. A reply over
+// suppliers.max_reply_bytes is a supplier failure (502), read no further.
 import { GatewayError } from '../errors/gateway-error.js';
 import { sendJson } from '../server/respond.js';
 import type { UpstreamReply } from '../suppliers/dispatch.js';
+import { readReplyText, ReplyTooLarge } from '../suppliers/reply-limits.js';
 import type { ModelCall } from './call.js';
 import { localCount, settle } from './settle.js';
 import { refusalFromSupplier } from './upstream.js';
@@ -10,8 +12,9 @@ import { refusalFromSupplier } from './upstream.js';
 export async function answerUnary(call: ModelCall, upstream: UpstreamReply): Promise<void> {
   let text: string;
   try {
-    text = await upstream.body.text();
+    text = await readReplyText(upstream.body, call.deps.suppliers.maxReplyBytes);
   } catch (err) {
+    if (err instanceof ReplyTooLarge) call.deps.suppliers.replyTooLarge(upstream.route, err.limit);
     // The client left (cancelled) or the supplier dropped mid-body: nothing reached the client.
     await settle(call, null, call.ctx.aborted ? 'cancelled' : 'failed');
     if (call.ctx.aborted) return;

@@ -14,5 +14,7 @@ export interface PipelineDeps {
   offload: OffloadPool;
   /** Bodies larger than this are parsed and prepared in the pool (pools.offload_body_bytes). */
   offloadBodyBytes: number;
+  /** A stream whose client stays behind this long is cancelled (http.stalled_client_ms). */
+  stalledClientMs: number;
   logger: Logger;
 }

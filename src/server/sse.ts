@@ -3,6 +3,12 @@
 // whatever the socket did not take and returns false; the caller must then
 // await `writable()` before producing more, so a slow reader costs bounded
 // memory (the upstream read pauses and TCP pushes back on the supplier).
+//
+// A client that stops reading is not waited for forever: when the socket has
+// taken nothing for `stalledMs` (http.stalled_client_ms) while the writer
+// waits on it, `writable()` answers false and the caller cancels the stream.
+// A client that reads, however slowly, wakes the writer and is served at its
+// pace. A client that keeps up never waits: the normal path starts no timer.
 import type { RequestContext } from './context.js';
 import { drainState } from './respond.js';
 
@@ -13,15 +19,17 @@ const HEADERS: ReadonlyArray<readonly [string, string]> = [
 ];
 
 export class SseWriter {
-  private waiting: (() => void) | null = null;
+  private waiting: ((drained: boolean) => void) | null = null;
+  private stallTimer: ReturnType<typeof setTimeout> | null = null;
   /** ms since request start when the first frame went out. */
   firstByteAt: number | null = null;
 
-  constructor(private readonly ctx: RequestContext) {
+  constructor(
+    private readonly ctx: RequestContext,
+    private readonly stalledMs: number,
+  ) {
     const resume = (): boolean => {
-      const waiting = this.waiting;
-      this.waiting = null;
-      if (waiting !== null) waiting();
+      this.release(true);
       return true;
     };
     ctx.res.onWritable(resume);
@@ -63,12 +71,24 @@ export class SseWriter {
     this.firstByteAt = performance.now() - ctx.startedAt;
   }
 
-  /** Resolves when uWS has flushed what it buffered, or the client left. */
-  writable(): Promise<void> {
-    if (this.closed) return Promise.resolve();
+  /**
+   * Resolves true when the socket can take more (or the client left), false
+   * when it took nothing for `stalledMs`: the caller cancels the stream then.
+   */
+  writable(): Promise<boolean> {
+    if (this.closed) return Promise.resolve(true);
     return new Promise((resolve) => {
       this.waiting = resolve;
+      this.stallTimer = setTimeout(() => this.release(false), this.stalledMs);
     });
+  }
+
+  private release(drained: boolean): void {
+    if (this.stallTimer !== null) clearTimeout(this.stallTimer);
+    this.stallTimer = null;
+    const waiting = this.waiting;
+    this.waiting = null;
+    if (waiting !== null) waiting(drained);
   }
 
   /** Ends the stream cleanly (after the surface's terminal frame). */

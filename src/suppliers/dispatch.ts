@@ -22,6 +22,10 @@ export interface DispatchSettings {
   breakerCooldownMs: number;
   /** suppliers.credential_env_allow: variables a credential may come from besides TOLLGATE_SUPPLIER_*. */
   credentialEnvAllow: readonly string[];
+  /** Largest unary reply read (suppliers.max_reply_bytes). */
+  maxReplyBytes: number;
+  /** Largest event, or unterminated line, of a stream (suppliers.max_event_bytes). */
+  maxEventBytes: number;
 }
 
 export interface UpstreamReply {
@@ -149,6 +153,26 @@ export class SupplierDispatcher {
     if (this.refusedLogged.has(name)) return;
     this.refusedLogged.add(name);
     this.logger.error({ supplier: name }, `${this.credentials.refusal(name, env)}; its routes are skipped until the catalog is fixed`);
+  }
+
+  get maxReplyBytes(): number {
+    return this.settings.maxReplyBytes;
+  }
+
+  get maxEventBytes(): number {
+    return this.settings.maxEventBytes;
+  }
+
+  /**
+   * A reply over its size bound: counted and logged, but neither retried on
+   * the next route nor fed to the breaker. The supplier has already done (and
+   * billed) the work, so a retry would pay for it again; and if a request
+   * could draw such a reply, counting it would let one caller open a
+   * supplier's circuit for everyone.
+   */
+  replyTooLarge(route: Route, limit: number): void {
+    this.metrics.supplierError(route.supplier.name, 'oversize');
+    this.logger.warn({ supplier: route.supplier.name, limit }, 'supplier reply over its size bound; call failed');
   }
 
   private failed(id: string, name: string, kind: FailureKind, status: number): void {

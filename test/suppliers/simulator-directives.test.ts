@@ -140,6 +140,27 @@ t.test('fail_after=3: three content chunks, then a dropped connection', async (t
   await t.rejects(u.body.text(), 'unary body is cut off');
 });
 
+t.test('flood=N: N bytes with no newline (stream: instead of events, or after fail_after; unary: trailing whitespace)', async (t) => {
+  const N = 3_000_000;
+  const c = await sse('alpha', '/v1/chat/completions', chat(`[sim:flood=${N}]`, { stream: true }));
+  t.equal(c.status, 200);
+  t.equal(c.frames.length, 0, 'no event at all');
+  t.equal(c.rest.length, N, 'N bytes');
+  t.notOk(c.rest.includes('\n'), 'no newline');
+  t.ok(c.error, 'then the connection drops');
+
+  const f = await sse('alpha', '/v1/chat/completions', chat(`[sim:fail_after=2] [sim:flood=${N}]`, { stream: true }));
+  t.equal(chatWords(f.frames).length, 2, 'the first chunks, then the filler');
+  t.equal(f.rest.length, N);
+  t.ok(f.error);
+
+  const u = await post('alpha', '/v1/chat/completions', chat(`[sim:words=2] [sim:flood=${N}]`));
+  t.equal(u.statusCode, 200);
+  const text = await u.body.text();
+  t.ok(text.length > N && text.endsWith(' '.repeat(N)), 'the answer followed by N spaces');
+  t.equal(JSON.parse(text).choices[0].message.content, 'the quick', 'still valid JSON');
+});
+
 t.test('delay_ms spaces the chunks; unary waits before answering', async (t) => {
   const d = 60;
   const s = await sse('alpha', '/v1/chat/completions', chat(`[sim:delay_ms=${d}] [sim:words=4]`, { stream: true }));

@@ -52,9 +52,11 @@ t.test('token counts', async (t) => {
 t.test('directive parsing', async (t) => {
   t.equal(parseDirectives('no directives here', 'alpha'), NO_DIRECTIVES, 'shared constant when none');
   t.same(parseDirectives('x [sim:words=3] y [sim:delay_ms=20][sim:no_usage] [sim:tool=get_weather]', 'alpha'), {
-    words: 3, status: 0, failAfter: -1, delayMs: 20, tool: 'get_weather', noUsage: true, inputTokens: -1,
+    words: 3, status: 0, failAfter: -1, delayMs: 20, tool: 'get_weather', noUsage: true, inputTokens: -1, flood: 0,
   });
   t.equal(parseDirectives('[sim:input_tokens=90000]', 'a').inputTokens, 90000);
+  t.equal(parseDirectives('[sim:flood=100000000]', 'a').flood, 100_000_000);
+  t.equal(parseDirectives('[sim:flood=1000000000]', 'a').flood, 0, 'at most nine digits');
   t.equal(parseDirectives('[sim:status=503@beta]', 'alpha').status, 0, 'scoped to another instance');
   t.equal(parseDirectives('[sim:status=503@beta]', 'beta').status, 503);
   t.equal(parseDirectives('[sim:status=503@bet]', 'beta').status, 0, 'scope is an exact name');

@@ -18,6 +18,12 @@ export interface Directives {
   readonly noUsage: boolean;
   /** Input tokens to report in usage instead of the real count (a supplier counting more than the gateway reserved); -1 = the real count. */
   readonly inputTokens: number;
+  /**
+   * Bytes of filler with no newline: a stream sends them instead of any event
+   * (or, with fail_after, where it would drop the connection), then drops it;
+   * a unary answer sends them after its JSON as trailing whitespace. 0 = none.
+   */
+  readonly flood: number;
 }
 
 export const NO_DIRECTIVES: Directives = Object.freeze({
@@ -28,6 +34,7 @@ export const NO_DIRECTIVES: Directives = Object.freeze({
   tool: null,
   noUsage: false,
   inputTokens: -1,
+  flood: 0,
 });
 
 const OPEN = '[sim:';
@@ -54,6 +61,7 @@ export function parseDirectives(text: string, instance: string): Directives {
   let tool: string | null = null;
   let noUsage = false;
   let inputTokens = -1;
+  let flood = 0;
   while (at !== -1) {
     const start = at + OPEN.length;
     const end = text.indexOf(']', start);
@@ -92,7 +100,10 @@ export function parseDirectives(text: string, instance: string): Directives {
       case 'input_tokens':
         if (count(value) !== -1) inputTokens = count(value);
         break;
+      case 'flood':
+        if (count(value) !== -1) flood = count(value);
+        break;
     }
   }
-  return { words, status, failAfter, delayMs, tool, noUsage, inputTokens };
+  return { words, status, failAfter, delayMs, tool, noUsage, inputTokens, flood };
 }

@@ -53,6 +53,8 @@ export class Exchange {
   delayMs = 0;
   started = false;
   waiting = false;
+  /** Filler bytes still to send ([sim:flood]). */
+  flood = 0;
 
   constructor(
     readonly hub: Hub,
@@ -127,6 +129,13 @@ function deliver(ex: Exchange, body: string, d: Directives): void {
     ex.sendJson(d.status, body);
     return;
   }
+  if (d.flood > 0) {
+    // Trailing whitespace keeps the reply valid JSON, just very large.
+    ex.flood = d.flood;
+    ex.res.cork(() => ex.res.writeStatus('200 OK').writeHeader('content-type', JSON_TYPE).write(body));
+    flood(ex, ' ', endNow);
+    return;
+  }
   if (d.failAfter < 0) {
     ex.sendJson(200, body);
     return;
@@ -139,4 +148,37 @@ function deliver(ex: Exchange, body: string, d: Directives): void {
     res.write(body.slice(0, body.length >> 1));
   });
   ex.dropConnection();
+}
+
+const FLOOD_BLOCK = 64 * 1024;
+
+/**
+ * Sends `ex.flood` bytes of `fill` (one character, never a newline) as fast
+ * as the socket takes them, waiting on onWritable when it pushes back, then
+ * calls `then`. The status line and headers must already be written.
+ */
+export function flood(ex: Exchange, fill: string, then: (ex: Exchange) => void): void {
+  if (ex.state !== OPEN) return;
+  const block = fill.repeat(FLOOD_BLOCK);
+  const res = ex.res;
+  const step = (): boolean => {
+    if (ex.state !== OPEN || ex.flood === 0) return true;
+    let ok = true;
+    res.cork(() => {
+      while (ok && ex.flood > 0) {
+        const n = Math.min(FLOOD_BLOCK, ex.flood);
+        ex.flood -= n;
+        ok = res.write(n === FLOOD_BLOCK ? block : block.slice(0, n));
+      }
+    });
+    if (ex.flood === 0) then(ex);
+    return true;
+  };
+  res.onWritable(step);
+  step();
+}
+
+function endNow(ex: Exchange): void {
+  ex.res.cork(() => ex.res.end());
+  ex.finished();
 }

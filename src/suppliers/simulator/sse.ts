@@ -7,7 +7,7 @@
 // cork until the socket pushes back. A false return from res.write pauses
 // until onWritable.
 import type { Directives } from './directives.js';
-import { OPEN, type Exchange } from './exchange.js';
+import { flood, OPEN, type Exchange } from './exchange.js';
 
 /** What one streamed answer consists of; chunk(i) is built only when sent. */
 export interface StreamSource {
@@ -29,6 +29,14 @@ export function eventPrefix(name: string): string {
 
 export function startStream(ex: Exchange, source: StreamSource, d: Directives): void {
   ex.source = source;
+  ex.flood = d.flood;
+  if (d.flood > 0 && d.failAfter < 0) {
+    // [sim:flood] alone: no event at all, only filler from the first byte.
+    ex.started = true;
+    ex.res.cork(() => openStream(ex));
+    floodThenDrop(ex);
+    return;
+  }
   ex.drop = d.failAfter >= 0;
   ex.limit = ex.drop ? Math.min(d.failAfter, source.count) : source.count;
   ex.delayMs = d.delayMs;
@@ -46,7 +54,7 @@ function pump(ex: Exchange): void {
   res.cork(() => {
     if (!ex.started) {
       ex.started = true;
-      res.writeStatus('200 OK').writeHeader('content-type', SSE_TYPE).writeHeader('cache-control', 'no-cache');
+      openStream(ex);
       ok = res.write(source.head());
     }
     while (ex.next < ex.limit) {
@@ -67,8 +75,26 @@ function pump(ex: Exchange): void {
     waitWritable(ex);
     return;
   }
-  if (ex.next >= ex.limit) ex.dropConnection();
+  if (ex.next >= ex.limit) drop(ex);
   else ex.timer = setTimeout(pump, ex.delayMs, ex);
+}
+
+function openStream(ex: Exchange): void {
+  ex.res.writeStatus('200 OK').writeHeader('content-type', SSE_TYPE).writeHeader('cache-control', 'no-cache');
+}
+
+/**
+ * Where [sim:fail_after] breaks the stream: the connection drops, after any
+ * [sim:flood] filler. The filler starts on the next turn: it registers its
+ * own onWritable, which must not replace a handler while that one runs.
+ */
+function drop(ex: Exchange): void {
+  if (ex.flood > 0) setImmediate(floodThenDrop, ex);
+  else ex.dropConnection();
+}
+
+function floodThenDrop(ex: Exchange): void {
+  flood(ex, 'x', drop);
 }
 
 function waitWritable(ex: Exchange): void {
@@ -78,7 +104,7 @@ function waitWritable(ex: Exchange): void {
   ex.res.onWritable(() => {
     if (!ex.waiting || ex.state !== OPEN) return true;
     ex.waiting = false;
-    if (ex.next >= ex.limit) ex.dropConnection();
+    if (ex.next >= ex.limit) drop(ex);
     else if (ex.delayMs > 0) ex.timer = setTimeout(pump, ex.delayMs, ex);
     else pump(ex);
     return true;
