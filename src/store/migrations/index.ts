@@ -5,6 +5,7 @@ import organizationsKeys from './002-organizations-keys.js';
 import billing from './003-billing.js';
 import typicalRequests from './004-typical-requests.js';
 import moneyLimitsOverdraft from './005-money-limits-overdraft.js';
+import responseOwners from './007-response-owners.js';
 
 export interface Migration {
   id: number;
@@ -12,4 +13,4 @@ export interface Migration {
   sql: string;
 }
 
-export const MIGRATIONS: Migration[] = [catalog, organizationsKeys, billing, typicalRequests, moneyLimitsOverdraft];
+export const MIGRATIONS: Migration[] = [catalog, organizationsKeys, billing, typicalRequests, moneyLimitsOverdraft, responseOwners];
