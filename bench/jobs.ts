@@ -13,7 +13,7 @@ const log = (s: string): void => void process.stderr.write(`${s}\n`);
 export function jobFor(target: Target, s: Scenario, o: Options, concurrency = s.concurrency): LoadJob {
   return {
     origin: target.origin,
-    path: `${target.pathPrefix}/v1/chat/completions`,
+    path: `${target.pathPrefix}${s.path ?? '/v1/chat/completions'}`,
     headers: target.headers,
     body: s.body,
     concurrency,

@@ -5,6 +5,8 @@
 export interface Scenario {
   id: string;
   title: string;
+  /** The path on the gateway (after a target's prefix); chat completions when absent. */
+  path?: string;
   stream: boolean;
   keepAlive: boolean;
   concurrency: number;
@@ -29,6 +31,11 @@ function chat(content: string, extra: Record<string, unknown> = {}, history: unk
 }
 
 const STREAM = { stream: true, stream_options: { include_usage: true } };
+
+/** A responses request (POST /v1/responses) of the same size and answer as chat(). */
+function responses(content: string, extra: Record<string, unknown> = {}): string {
+  return JSON.stringify({ model: MODEL, input: [{ role: 'user', content }], max_output_tokens: 128, ...extra });
+}
 const DONE = 'data: [DONE]\n\n';
 
 /** ~100 KB of conversation before the question: what a long chat sends on every turn. */
@@ -43,6 +50,32 @@ function longHistory(bytes: number): unknown[] {
   }
   return turns;
 }
+
+/** The responses surface, beside chat's unary and streaming scenarios (same answer, same connections). */
+export const RESPONSES_SCENARIOS: readonly Scenario[] = [
+  {
+    id: 'responses-unary',
+    title: 'unary responses, small body, keep-alive, 32 connections',
+    path: '/v1/responses',
+    stream: false,
+    keepAlive: true,
+    concurrency: 32,
+    body: responses('Say hello in sixteen words. [sim:words=16]'),
+    expectSuffix: '}',
+    note: 'The responses surface beside chat\'s unary scenario: the same answer, re-encoded as a ResponsesReply.',
+  },
+  {
+    id: 'responses-stream',
+    title: 'streaming responses, 64 deltas, 32 connections',
+    path: '/v1/responses',
+    stream: true,
+    keepAlive: true,
+    concurrency: 32,
+    body: responses('Tell a story in sixty-four words. [sim:words=64]', { stream: true }),
+    expectSuffix: '}\n\n',
+    note: 'Every event parsed once and renumbered; the terminal response.completed held until settlement.',
+  },
+];
 
 export const SCENARIOS: readonly Scenario[] = [
   {
@@ -116,6 +149,8 @@ export const SCENARIOS: readonly Scenario[] = [
     expectSuffix: '}',
     note: 'Parsing and validating a large body (Tollgate prepares it in its worker-thread pool above pools.offload_body_bytes).',
   },
+  // Beside chat's unary and stream scenarios, in the same run (before the tokenizer scenario, which must be last).
+  ...RESPONSES_SCENARIOS,
   {
     id: 'tokenizer',
     title: 'unary chat without supplier usage (local token count), 8 connections',

@@ -25,6 +25,8 @@ import { modelRoute } from '../pipeline/run.js';
 import { SupplierDispatcher } from '../suppliers/dispatch.js';
 import { chatCodec } from '../surfaces/chat/codec.js';
 import { messagesCodec } from '../surfaces/messages/codec.js';
+import { responsesCodec } from '../surfaces/responses/codec.js';
+import { ResponseOwnership } from '../surfaces/responses/ownership.js';
 import { countTokensOperation } from '../surfaces/count-tokens/operation.js';
 import { modelsRoute } from '../surfaces/models/route.js';
 import { OffloadPool } from '../offload/pool.js';
@@ -90,12 +92,17 @@ export async function runWorker(config: Config): Promise<void> {
     logger,
   };
 
+  // Responses: which organization owns each response id (previous_response_id), cached per worker, written in batches.
+  const rc = config.responses;
+  const owners = new ResponseOwnership(pool, { maxEntries: rc.owner_cache_entries, maxAgeMs: rc.owner_cache_max_age_ms, flushMs: rc.owner_flush_ms }, logger);
+
   const consoleAuth = { adminToken: config.admin_token, pool };
   const routes: Route[] = [
     ...opsRoutes({ ready: () => catalog.ready, metricsText: workerMetrics(channel, metrics) }),
     modelsRoute(catalog),
     modelRoute(chatCodec, pipeline),
     modelRoute(messagesCodec, pipeline),
+    modelRoute(responsesCodec(owners), pipeline),
     localRoute(countTokensOperation, pipeline),
     ...auth.routes,
     ...webRoutes(catalog),
@@ -119,6 +126,7 @@ export async function runWorker(config: Config): Promise<void> {
       await suppliers.close();
       await offload.close();
       await ledger.close();
+      await owners.close();
       await bus.close();
       await pool.end().catch(() => {});
       await flushLogger(logger);

@@ -20,6 +20,7 @@ export interface Config {
     /** Decimal string, e.g. "25.00". */
     demo_balance: string;
   };
+  responses: { owner_cache_entries: number; owner_cache_max_age_ms: number; owner_flush_ms: number };
   catalog: { refresh_ms: number; seed_demo: boolean; typical_refresh_ms: number; typical_window_days: number };
   simulator: { enabled: boolean; url: string | null; port: number; instances: string[] };
   suppliers: {

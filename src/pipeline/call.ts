@@ -30,6 +30,6 @@ export class ModelCall {
   }
 
   info(): CallInfo {
-    return { requestId: this.ctx.requestId, model: this.prepared!.decoded.model, created: this.created };
+    return { requestId: this.ctx.requestId, model: this.prepared!.decoded.model, created: this.created, orgId: this.key!.orgId };
   }
 }

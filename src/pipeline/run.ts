@@ -17,6 +17,7 @@ export async function runModelCall(call: ModelCall): Promise<void> {
   await prepare(call);
   resolveModel(call);
   authorizeScope(call);
+  if (call.surface.verify !== undefined) await call.surface.verify(call.prepared!, call.info());
   await reserve(call);
   try {
     const upstream = await callSuppliers(call);

@@ -4,6 +4,7 @@
 import type { ProtocolCode } from '../catalog/types.js';
 import { prepareChat } from './chat/prepare.js';
 import { prepareMessages } from './messages/prepare.js';
+import { prepareResponses } from './responses/prepare.js';
 import { countTokensOperation } from './count-tokens/operation.js';
 import type { LocalOperation } from './local-operation.js';
 import type { Prepared } from './surface.js';
@@ -11,6 +12,7 @@ import type { Prepared } from './surface.js';
 export const PREPARERS: Partial<Record<ProtocolCode, (body: unknown, bodyBytes: number) => Prepared>> = {
   chat_completions: prepareChat,
   native_messages: prepareMessages,
+  responses: prepareResponses,
 };
 
 /** The local operations (pipeline/local.ts), by name: whose decode (and inPool) workers/decode-local.ts runs for large bodies. */

@@ -32,8 +32,8 @@ export interface Prepared {
    * attempt or a large body never costs a second serialization.
    */
   rest: string;
-  /** Small surface-specific facts for upstreamBody() and the transcoder (e.g. include_usage). */
-  meta: Record<string, boolean>;
+  /** Small surface-specific facts for upstreamBody(), verify() and the transcoder (e.g. include_usage, previous_response_id). */
+  meta: Record<string, boolean | string>;
 }
 
 /** Result of preparing a body in the pool: the prepared request, or the refusal to send. */
@@ -46,6 +46,8 @@ export interface CallInfo {
   model: string;
   /** Whole seconds since the epoch. */
   created: number;
+  /** The organization the call is charged to (responses records which organization owns a response id). */
+  orgId: string;
 }
 
 export interface UnaryResult {
@@ -88,6 +90,13 @@ export interface SurfaceCodec {
    * tokens (a token covers at least one byte).
    */
   prepare(body: unknown, bodyBytes: number): Prepared;
+  /**
+   * Optional asynchronous check between decode and reservation, for what a
+   * pure prepare() cannot know (responses: that previous_response_id belongs
+   * to the caller's organization). Throws a GatewayError to refuse; absent
+   * on surfaces with nothing to look up.
+   */
+  verify?(prepared: Prepared, call: CallInfo): Promise<void>;
   /**
    * The JSON text sent to one supplier route: the caller's body with only what
    * must change. `maxOutputTokens` is the model's own ceiling, if known: the

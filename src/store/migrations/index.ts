@@ -6,6 +6,7 @@ import billing from './003-billing.js';
 import typicalRequests from './004-typical-requests.js';
 import moneyLimitsOverdraft from './005-money-limits-overdraft.js';
 import consoleAccounts from './006-console-accounts.js';
+import responseOwners from './007-response-owners.js';
 
 export interface Migration {
   id: number;
@@ -13,4 +14,4 @@ export interface Migration {
   sql: string;
 }
 
-export const MIGRATIONS: Migration[] = [catalog, organizationsKeys, billing, typicalRequests, moneyLimitsOverdraft, consoleAccounts];
+export const MIGRATIONS: Migration[] = [catalog, organizationsKeys, billing, typicalRequests, moneyLimitsOverdraft, consoleAccounts, responseOwners];

@@ -9,7 +9,7 @@ import { MessagesStream } from '../../../src/surfaces/messages/stream.js';
 import { messagesCodec } from '../../../src/surfaces/messages/codec.js';
 import { GatewayError } from '../../../src/errors/gateway-error.js';
 
-const call = { requestId: 'req_abc', model: 'quill', created: 1 };
+const call = { requestId: 'req_abc', model: 'quill', created: 1, orgId: 'org' };
 const upstreamUsage = { input_tokens: 10, cache_creation_input_tokens: 5, cache_read_input_tokens: 20, output_tokens: 7 };
 
 function sse(type: string, body: object): { event: string; data: string } {

@@ -1,0 +1,60 @@
+// Responses, served natively: the caller's body goes to suppliers that speak
+// the responses protocol with only what must change (the upstream model, the
+// one output bound, store false, instructions as the leading system turn, a
+// developer turn as system, and the members accepted with no effect left
+// out); replies come back as the gateway's own objects (its id, the model as
+// the caller named it, the usage as settled). No translation through chat.
+// previous_response_id is checked for ownership in verify() and never sent.
+import { outputCeiling } from '../../billing/bound.js';
+import type { Route } from '../../catalog/types.js';
+import { GatewayError } from '../../errors/gateway-error.js';
+import type { CallInfo, Prepared, SurfaceCodec, UnaryResult } from '../surface.js';
+import type { ResponseOwnership } from './ownership.js';
+import { prepareResponses, responsesInputText } from './prepare.js';
+import { decodeReply, renderReply, replyMetered, replyOutcome, responseId } from './reply.js';
+import { ResponsesStream } from './stream.js';
+
+/** Prepends the per-route members to the body serialized once in prepare(). */
+function upstreamBody(prepared: Prepared, route: Route, maxOutputTokens: number | null): string {
+  // store is always false upstream: the gateway keeps nothing, and asks its suppliers to keep nothing.
+  const head = '{"model":' + JSON.stringify(route.upstreamModel) + ',"max_output_tokens":' + outputCeiling(prepared.decoded.bound, maxOutputTokens) + ',"store":false';
+  return prepared.rest === '{}' ? head + '}' : head + ',' + prepared.rest.slice(1);
+}
+
+export function responsesCodec(owners: ResponseOwnership): SurfaceCodec {
+  return {
+    protocol: 'responses',
+    path: '/v1/responses',
+    envelope: 'openai',
+    carrier: 'bearer',
+    modality: 'text_generation',
+    prepare: prepareResponses,
+    /** previous_response_id: one the caller's organization owns, or refused by name (unknown and another's alike). */
+    async verify(prepared: Prepared, call: CallInfo): Promise<void> {
+      const previous = prepared.meta.previousResponseId;
+      if (typeof previous !== 'string') return;
+      let owner: string | null;
+      try {
+        owner = await owners.owner(previous);
+      } catch {
+        throw new GatewayError('service_unavailable');
+      }
+      if (owner !== call.orgId) throw new GatewayError('invalid_request', { param: 'previous_response_id' });
+    },
+    upstreamBody,
+    inputText: responsesInputText,
+    unary(upstream: unknown, call: CallInfo): UnaryResult {
+      const reply = decodeReply(upstream);
+      return {
+        metered: replyMetered(reply),
+        outcome: replyOutcome(reply),
+        producedText: reply.produced,
+        render: (settled) => {
+          owners.record(responseId(call), call.orgId);
+          return renderReply(reply, call, settled);
+        },
+      };
+    },
+    stream: (call) => new ResponsesStream(call, () => owners.record(responseId(call), call.orgId)),
+  };
+}
