@@ -4,7 +4,7 @@
 import t from 'tap';
 import { ChatStream } from '../../../src/surfaces/chat/stream.js';
 
-const call = { requestId: 'req_1', model: 'swift', created: 1 };
+const call = { requestId: 'req_1', model: 'swift', created: 1, orgId: 'org' };
 const data = (choices: unknown[], usage?: unknown): { event: null; data: string } => ({ event: null, data: JSON.stringify({ id: 'up', choices, ...(usage ? { usage } : {}) }) });
 const piece = (index: number, content: string, finish: string | null = null) => ({ index, delta: { content }, finish_reason: finish });
 
