@@ -25,6 +25,9 @@ import { modelRoute } from '../pipeline/run.js';
 import { SupplierDispatcher } from '../suppliers/dispatch.js';
 import { chatCodec } from '../surfaces/chat/codec.js';
 import { messagesCodec } from '../surfaces/messages/codec.js';
+import { embeddingsCodec } from '../surfaces/embeddings/codec.js';
+import { imagesCodec } from '../surfaces/images/codec.js';
+import { unservedImageRoutes } from '../surfaces/images/unserved.js';
 import { countTokensOperation } from '../surfaces/count-tokens/operation.js';
 import { modelsRoute } from '../surfaces/models/route.js';
 import { OffloadPool } from '../offload/pool.js';
@@ -92,6 +95,9 @@ export async function runWorker(config: Config): Promise<void> {
     modelsRoute(catalog),
     modelRoute(chatCodec, pipeline),
     modelRoute(messagesCodec, pipeline),
+    modelRoute(embeddingsCodec, pipeline),
+    modelRoute(imagesCodec, pipeline),
+    ...unservedImageRoutes(),
     localRoute(countTokensOperation, pipeline),
     ...auth.routes,
     ...webRoutes(catalog),
