@@ -52,13 +52,17 @@ if (db !== null) {
     t.ok(Array.isArray((await ask('x [sim:floats]')).data[0].embedding));
   });
 
-  const cases: Array<[string, string[], number]> = [
-    ['the supplier answers base64: passed through', ['first text', 'second text', 'third'], 1536],
-    ['the supplier answers floats (small reply, decoded inline)', ['floats please [sim:floats]', 'second text'], 1536],
-    ['the supplier answers floats (128 × 3072, decoded in the pool)', Array.from({ length: 128 }, (_, i) => (i === 0 ? '[sim:floats] [sim:dims=3072] input 0' : `input ${i}`)), 3072],
+  /** The length of the simulator's own reply to `input`: which side of the pool threshold the gateway's decoding falls on. */
+  const supplierReplyLength = (input: string[]) =>
+    fetch(`${sim.url}/alpha/v1/embeddings`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'embed-1', input, encoding_format: 'base64' }) }).then((r) => r.text()).then((x) => x.length);
+  const cases: Array<[string, string[], number, 'inline' | 'pool']> = [
+    ['the supplier answers base64, a small reply', ['first text [sim:dims=16]', 'second text'], 16, 'inline'],
+    ['the supplier answers base64, passed through', ['first text', 'second text', 'third'], 1536, 'pool'],
+    ['the supplier answers floats, a small reply', ['floats please [sim:floats] [sim:dims=64]', 'second text'], 64, 'inline'],
+    ['the supplier answers floats, 128 × 3072', Array.from({ length: 128 }, (_, i) => (i === 0 ? '[sim:floats] [sim:dims=3072] input 0' : `input ${i}`)), 3072, 'pool'],
   ];
-  for (const [name, input, dims] of cases) {
-    t.test(`embeddings.create: ${name}; values = the simulator's float32, exactly; one usage row, balance moved by price × tokens`, async (t) => {
+  for (const [name, input, dims, where] of cases) {
+    t.test(`embeddings.create: ${name} (decoded ${where === 'pool' ? 'in the pool' : 'on the event loop'}); values = the simulator's float32, exactly; one usage row, balance moved by price × tokens`, async (t) => {
       const { key, orgId } = await provision(gw.url, { balance: '5.00' });
       const before = parseMoney((await organization(gw.url, orgId)).balance)!;
       const { data: reply, response } = await sdk(key).embeddings.create({ model: 'embed', input }).withResponse();
@@ -76,7 +80,8 @@ if (db !== null) {
       t.ok(exact, `every component of every vector equals the simulator's float32 (${input.length} × ${dims})`);
       t.ok(reply.usage.prompt_tokens > 0);
       t.equal(reply.usage.total_tokens, reply.usage.prompt_tokens);
-      if (dims === 3072) t.ok(input.length * dims * 8 > EMBEDDINGS_REPLY_POOL_BYTES, 'this float reply is over the pool threshold');
+      const length = await supplierReplyLength(input);
+      t.equal(length > EMBEDDINGS_REPLY_POOL_BYTES, where === 'pool', `the supplier's reply (${length} characters) is ${where === 'pool' ? 'over' : 'under'} the pool threshold`);
       const rows = await rowsOf(orgId, 1);
       t.equal(rows.length, 1, 'one usage row');
       const row = rows[0];

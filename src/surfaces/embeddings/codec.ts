@@ -9,11 +9,13 @@ import { embeddingsInputText, prepareEmbeddings } from './prepare.js';
 import { decodeReply, renderReply, replyMetered, type DecodedEmbeddings } from './reply.js';
 
 /**
- * Supplier replies above this many bytes are parsed and decoded in the pool
- * (README, Performance: measured by bench/micro/embeddings-reply.ts). Below
- * it, the hop costs the event loop more than the work it moves.
+ * Supplier replies longer than this (characters of JSON text: bytes, for the
+ * ASCII a reply of numbers or base64 is) are parsed and decoded in the pool.
+ * Measured by bench/micro/embeddings-reply.ts (README, Performance): a hop
+ * costs the event loop ~20–40 µs; inline decoding costs ~2 µs per KB of
+ * base64 and ~5–8 µs per KB of floats, so both pay from ~16 KB on.
  */
-export const EMBEDDINGS_REPLY_POOL_BYTES = 131072;
+export const EMBEDDINGS_REPLY_POOL_BYTES = 16384;
 
 function upstreamBody(prepared: Prepared, route: Route): string {
   return '{"model":' + JSON.stringify(route.upstreamModel) + ',' + prepared.rest.slice(1);
