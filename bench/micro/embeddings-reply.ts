@@ -25,14 +25,21 @@ function reply(count: number, dims: number, floats: boolean): string {
   return JSON.stringify({ object: 'list', data, model: 'embed-1', usage: { prompt_tokens: 100, total_tokens: 100 } });
 }
 
+/** Process CPU (every thread: the pool's too) per reply, µs. */
+function cpuMicros(since: NodeJS.CpuUsage, n: number): number {
+  const u = process.cpuUsage(since);
+  return (u.user + u.system) / n;
+}
+
 function inlineMicros(text: string, n: number): number {
   const start = performance.now();
   for (let i = 0; i < n; i++) embeddingsCodec.unary(JSON.parse(text), call).render(settled);
   return ((performance.now() - start) * 1000) / n;
 }
 
-async function pooledMicros(pool: OffloadPool, text: string, n: number, inFlight: number): Promise<number> {
+async function pooledMicros(pool: OffloadPool, text: string, n: number, inFlight: number): Promise<[number, number]> {
   const elu0 = performance.eventLoopUtilization();
+  const cpu0 = process.cpuUsage();
   let next = 0;
   const lane = async () => {
     while (next++ < n) {
@@ -42,12 +49,12 @@ async function pooledMicros(pool: OffloadPool, text: string, n: number, inFlight
     }
   };
   await Promise.all(Array.from({ length: inFlight }, lane));
-  return (performance.eventLoopUtilization(elu0).active * 1000) / n;
+  return [(performance.eventLoopUtilization(elu0).active * 1000) / n, cpuMicros(cpu0, n)];
 }
 
 const pool = new OffloadPool(1, 1);
 await pooledMicros(pool, reply(1, 16, true), 200, 4); // start the thread
-console.log('reply      | vectors × dims | reply bytes | inline µs (main thread) | pool µs (main thread) | pays?');
+console.log('reply      | vectors × dims | reply bytes | inline µs (main thread) | pool µs (main thread) | pool µs (all threads) | pays?');
 const shapes: Array<[number, number]> = [[1, 256], [1, 1536], [2, 1536], [4, 1536], [8, 1536], [32, 1536], [128, 1536], [128, 3072]];
 for (const floats of [true, false]) {
   for (const [count, dims] of shapes) {
@@ -56,9 +63,9 @@ for (const floats of [true, false]) {
     inlineMicros(text, Math.max(5, n >> 3));
     const inline = inlineMicros(text, n);
     await pooledMicros(pool, text, Math.max(5, n >> 3), 4);
-    const pooled = await pooledMicros(pool, text, n, 4);
+    const [pooled, pooledAll] = await pooledMicros(pool, text, n, 4);
     console.log(
-      `${(floats ? 'floats' : 'base64').padEnd(10)} | ${`${count} × ${dims}`.padStart(14)} | ${String(text.length).padStart(11)} | ${inline.toFixed(1).padStart(23)} | ${pooled.toFixed(1).padStart(21)} | ${pooled < inline ? 'yes' : 'no'}`,
+      `${(floats ? 'floats' : 'base64').padEnd(10)} | ${`${count} × ${dims}`.padStart(14)} | ${String(text.length).padStart(11)} | ${inline.toFixed(1).padStart(23)} | ${pooled.toFixed(1).padStart(21)} | ${pooledAll.toFixed(1).padStart(21)} | ${pooled < inline ? 'yes' : 'no'}`,
     );
   }
 }
