@@ -27,6 +27,9 @@ import { chatCodec } from '../surfaces/chat/codec.js';
 import { messagesCodec } from '../surfaces/messages/codec.js';
 import { responsesCodec } from '../surfaces/responses/codec.js';
 import { ResponseOwnership } from '../surfaces/responses/ownership.js';
+import { embeddingsCodec } from '../surfaces/embeddings/codec.js';
+import { imagesCodec } from '../surfaces/images/codec.js';
+import { unservedImageRoutes } from '../surfaces/images/unserved.js';
 import { countTokensOperation } from '../surfaces/count-tokens/operation.js';
 import { modelsRoute } from '../surfaces/models/route.js';
 import { OffloadPool } from '../offload/pool.js';
@@ -103,6 +106,9 @@ export async function runWorker(config: Config): Promise<void> {
     modelRoute(chatCodec, pipeline),
     modelRoute(messagesCodec, pipeline),
     modelRoute(responsesCodec(owners), pipeline),
+    modelRoute(embeddingsCodec, pipeline),
+    modelRoute(imagesCodec, pipeline),
+    ...unservedImageRoutes(),
     localRoute(countTokensOperation, pipeline),
     ...auth.routes,
     ...webRoutes(catalog),

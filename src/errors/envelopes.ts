@@ -19,10 +19,11 @@ function openaiEnvelope(err: GatewayError): string {
   });
 }
 
+/** Embeddings: `param` added when a member is at fault, so a refusal names it (encoding_format, input). */
 function embeddingsEnvelope(err: GatewayError, requestId: string): string {
-  return JSON.stringify({
-    error: { code: err.code, message: err.message, request_id: requestId, type: openaiClass(err) },
-  });
+  const error: Record<string, unknown> = { code: err.code, message: err.message, request_id: requestId, type: openaiClass(err) };
+  if (err.param !== null) error.param = err.param;
+  return JSON.stringify({ error });
 }
 
 /** Images: `param` is always null, `type` a coarse class. */

@@ -9,11 +9,12 @@ import { Piscina } from 'piscina';
 import type { ProtocolCode } from '../catalog/types.js';
 import { packageRoot } from '../config/paths.js';
 import type { DecodeResult } from '../surfaces/local-operation.js';
-import type { PrepareResult } from '../surfaces/surface.js';
+import type { DecodeReplyResult, PrepareResult } from '../surfaces/surface.js';
 
 const COUNT_TOKENS = join(packageRoot, 'dist/workers/count-tokens.js');
 const PREPARE_REQUEST = join(packageRoot, 'dist/workers/prepare-request.js');
 const DECODE_LOCAL = join(packageRoot, 'dist/workers/decode-local.js');
+const DECODE_REPLY = join(packageRoot, 'dist/workers/decode-reply.js');
 
 /**
  * The body's bytes in an ArrayBuffer of their own, which can be moved to a
@@ -67,6 +68,11 @@ export class OffloadPool {
   decodeLocal(operation: string, body: Buffer): Promise<DecodeResult<unknown>> {
     const bytes = movable(body);
     return this.threads.run({ operation, body: bytes }, { filename: DECODE_LOCAL, transferList: [bytes.buffer as ArrayBuffer] }) as Promise<DecodeResult<unknown>>;
+  }
+
+  /** Parses and decodes a large supplier reply in a thread (surfaces with `replyInPool`: embeddings). */
+  decodeReply(protocol: ProtocolCode, text: string): Promise<DecodeReplyResult> {
+    return this.threads.run({ protocol, text }, { filename: DECODE_REPLY }) as Promise<DecodeReplyResult>;
   }
 
   async close(): Promise<void> {

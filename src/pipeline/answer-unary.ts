@@ -5,6 +5,7 @@ import { GatewayError } from '../errors/gateway-error.js';
 import { sendJson } from '../server/respond.js';
 import type { UpstreamReply } from '../suppliers/dispatch.js';
 import { readReplyText, ReplyTooLarge } from '../suppliers/reply-limits.js';
+import type { UnaryResult } from '../surfaces/surface.js';
 import type { ModelCall } from './call.js';
 import { localCount, settle } from './settle.js';
 import { refusalFromSupplier } from './upstream.js';
@@ -24,17 +25,33 @@ export async function answerUnary(call: ModelCall, upstream: UpstreamReply): Pro
     await settle(call, null, 'failed');
     throw refusalFromSupplier(upstream.statusCode);
   }
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    await settle(call, null, 'failed');
-    throw new GatewayError('upstream_error');
-  }
-  const result = call.surface.unary(parsed, call.info());
+  const result = await decodeUnary(call, text);
   const metered = result.metered ?? (await localCount(call, result.producedText));
   // A unary reply's first byte is its whole body: ready now.
   call.firstByteMs = performance.now() - call.ctx.startedAt;
   await settle(call, metered, result.outcome);
   sendJson(call.ctx, 200, result.render(metered));
+}
+
+/**
+ * The supplier's reply decoded by the surface: on the event loop, or in the
+ * pool when the surface asks for it (`replyInPool`) and the reply is larger
+ * than its threshold (embeddings answered as float arrays).
+ */
+async function decodeUnary(call: ModelCall, text: string): Promise<UnaryResult> {
+  const inPool = call.surface.replyInPool;
+  if (inPool !== undefined && text.length > inPool.minBytes) {
+    const decoded = await call.deps.offload.decodeReply(call.surface.protocol, text);
+    if (decoded.ok) return inPool.result(decoded.decoded, call.info());
+  } else {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      parsed = undefined;
+    }
+    if (parsed !== undefined) return call.surface.unary(parsed, call.info());
+  }
+  await settle(call, null, 'failed');
+  throw new GatewayError('upstream_error');
 }

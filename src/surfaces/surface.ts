@@ -39,6 +39,9 @@ export interface Prepared {
 /** Result of preparing a body in the pool: the prepared request, or the refusal to send. */
 export type PrepareResult = { ok: true; prepared: Prepared } | { ok: false; code: 'invalid_json' | 'invalid_request'; param: string | null };
 
+/** Result of decoding a supplier reply in the pool: the decoder's plain data, or the reply was not what the protocol answers. */
+export type DecodeReplyResult = { ok: true; decoded: unknown } | { ok: false };
+
 /** Identity of one call, for re-encoding replies as the gateway's own. */
 export interface CallInfo {
   requestId: string;
@@ -107,5 +110,14 @@ export interface SurfaceCodec {
   /** Text of the request, for a local input count when the supplier reports no usage (rare: may re-parse). */
   inputText(prepared: Prepared): string;
   unary(upstream: unknown, call: CallInfo): UnaryResult;
+  /**
+   * Optional, for surfaces whose unary replies can be large (embeddings as
+   * float arrays): a supplier reply of more than `minBytes` is parsed and
+   * decoded in the pool by this protocol's REPLY_DECODERS entry
+   * (surfaces/preparers.ts; workers/decode-reply.ts), a pure function from the
+   * parsed reply to plain data, and `result` makes the UnaryResult of that
+   * data on the event loop. unary(r, c) must equal result(decode(r), c).
+   */
+  readonly replyInPool?: { readonly minBytes: number; result(decoded: unknown, call: CallInfo): UnaryResult };
   stream(call: CallInfo, prepared: Prepared): StreamTranscoder;
 }

@@ -24,6 +24,8 @@ t.test('embeddings envelope: error {code, message, request_id, type}', async (t)
   t.same(Object.keys(body.error).sort(), ['code', 'message', 'request_id', 'type']);
   t.equal(body.error.request_id, rid);
   t.equal(body.error.code, 'invalid_json');
+  const named = JSON.parse(renderError('embeddings', new GatewayError('invalid_request', { param: 'encoding_format' }), rid));
+  t.equal(named.error.param, 'encoding_format', 'a refusal names the member at fault');
 });
 
 t.test('images envelope: param is always null', async (t) => {

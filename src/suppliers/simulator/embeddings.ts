@@ -60,6 +60,30 @@ function embeddingJson(key: string, dimensions: number, base64: boolean): string
   return json;
 }
 
+/**
+ * The embeddings-only directives, in the first input: `[sim:floats]` answers
+ * float arrays whatever encoding_format asked for (a supplier that ignores
+ * it), `[sim:dims=N]` sets the dimensions when the request states none. Each
+ * may be scoped to one instance with `@name`, as every directive may.
+ */
+function embeddingDirectives(text: string, instance: string): { floats: boolean; dims: number } {
+  let floats = false;
+  let dims = -1;
+  for (let at = text.indexOf('[sim:'); at !== -1; at = text.indexOf('[sim:', at + 1)) {
+    const end = text.indexOf(']', at);
+    if (end === -1) break;
+    let body = text.slice(at + 5, end);
+    const scope = body.lastIndexOf('@');
+    if (scope !== -1) {
+      if (body.slice(scope + 1) !== instance) continue;
+      body = body.slice(0, scope);
+    }
+    if (body === 'floats') floats = true;
+    else if (body.startsWith('dims=') && /^[1-9][0-9]{0,3}$/.test(body.slice(5))) dims = Number(body.slice(5));
+  }
+  return { floats, dims };
+}
+
 function isTokens(v: unknown): v is number[] {
   return Array.isArray(v) && v.length > 0 && v.every((x) => Number.isInteger(x));
 }
@@ -91,7 +115,9 @@ export function handleEmbeddings(ex: Exchange, req: Json): void {
   if (inputs === null) {
     return ex.fail(400, `'input' must be a non-empty string, array of up to ${MAX_INPUTS} strings, or token arrays`);
   }
-  const dims = req.dimensions ?? DEFAULT_DIMENSIONS;
+  const first = typeof req.input === 'string' ? req.input : Array.isArray(req.input) && typeof req.input[0] === 'string' ? req.input[0] : '';
+  const own = embeddingDirectives(first, ex.instance);
+  const dims = req.dimensions ?? (own.dims === -1 ? DEFAULT_DIMENSIONS : own.dims);
   if (typeof dims !== 'number' || !Number.isInteger(dims) || dims < 1 || dims > MAX_DIMENSIONS) {
     return ex.fail(400, `'dimensions' must be an integer from 1 to ${MAX_DIMENSIONS}`);
   }
@@ -99,10 +125,9 @@ export function handleEmbeddings(ex: Exchange, req: Json): void {
   if (format !== undefined && format !== 'float' && format !== 'base64') {
     return ex.fail(400, "'encoding_format' must be 'float' or 'base64'");
   }
-  const first = typeof req.input === 'string' ? req.input : Array.isArray(req.input) && typeof req.input[0] === 'string' ? req.input[0] : '';
   const d = parseDirectives(first, ex.instance);
   if (d.status !== 0) return ex.simulateError(d);
-  const base64 = format === 'base64';
+  const base64 = format === 'base64' && !own.floats;
   let data = '';
   for (let i = 0; i < inputs.keys.length; i++) {
     data += `${i === 0 ? '' : ','}{"object":"embedding","index":${i},"embedding":${embeddingJson(inputs.keys[i] as string, dims, base64)}}`;

@@ -1,0 +1,43 @@
+// Images request: validation and preparation, a pure function of the body,
+// run inline for small bodies and in the worker-thread pool for large ones
+// (workers/prepare-request.ts through surfaces/preparers.ts).
+import type { BoundRequest } from '../../billing/types.js';
+import { GatewayError } from '../../errors/gateway-error.js';
+import type { Prepared } from '../surface.js';
+import { assertValid, compile } from '../validate.js';
+import { IMAGES_MAX_SIDE, imagesRequestSchema } from './schema.js';
+
+const validate = compile(imagesRequestSchema);
+
+type Body = { model: string; prompt: string; n?: number; size?: string };
+
+export function prepareImages(raw: unknown, _bodyBytes: number): Prepared {
+  assertValid(validate, raw);
+  const body = raw as Body;
+  if (body.size !== undefined) {
+    const x = body.size.indexOf('x');
+    if (Number(body.size.slice(0, x)) > IMAGES_MAX_SIDE || Number(body.size.slice(x + 1)) > IMAGES_MAX_SIDE) {
+      throw new GatewayError('invalid_request', { param: 'size' });
+    }
+  }
+  const n = body.n ?? 1;
+  const bound: BoundRequest = {
+    // Billed per image unit only (spec): no token is reserved or charged.
+    inputTokens: 0,
+    mediaTokens: 0,
+    turns: 0,
+    statedCeiling: null,
+    ceilingParam: 'n',
+    defaultCeiling: 0,
+    choices: 0,
+    imageUnits: n,
+  };
+  // Only the model is set per route; n, size and the prompt go as sent.
+  const { model: _model, ...rest } = body;
+  return { decoded: { model: body.model, stream: false, bound }, rest: JSON.stringify(rest), meta: {} };
+}
+
+/** The prompt, should a local count ever be asked for (images reserve no tokens, so it changes nothing). */
+export function imagesInputText(prepared: Prepared): string {
+  return (JSON.parse(prepared.rest) as Body).prompt;
+}

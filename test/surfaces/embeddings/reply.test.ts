@@ -1,0 +1,91 @@
+// Embeddings replies: base64 passes through as the supplier sent it, float
+// arrays become base64 of little-endian float32 (exactly Math.fround of each
+// number), in input order; the pool path gives the same bytes as the inline one.
+import t from 'tap';
+import type { Metered } from '../../../src/billing/types.js';
+import { embeddingsCodec } from '../../../src/surfaces/embeddings/codec.js';
+import { decodeReply, embeddingBase64 } from '../../../src/surfaces/embeddings/reply.js';
+import { REPLY_DECODERS } from '../../../src/surfaces/preparers.js';
+import { GatewayError } from '../../../src/errors/gateway-error.js';
+import decodeInPool from '../../../workers/decode-reply.js';
+
+const call = { requestId: 'req_x', model: 'embed', created: 1, orgId: 'org' };
+const settled: Metered = { inputTokens: 7, cachedInputTokens: 0, outputTokens: 0, imageUnits: 0, source: 'supplier' };
+
+function floatsOf(b64: string): number[] {
+  const buf = Buffer.from(b64, 'base64');
+  const out: number[] = [];
+  for (let i = 0; i < buf.length; i += 4) out.push(buf.readFloatLE(i));
+  return out;
+}
+
+t.test('the pool runs the same decoder (surfaces/preparers.ts)', async (t) => {
+  t.equal(REPLY_DECODERS.embeddings, decodeReply);
+  t.ok(embeddingsCodec.replyInPool, 'embeddings asks for large replies to be decoded in the pool');
+});
+
+t.test('floats → base64 of little-endian float32, each value the float32 of the supplier number', async (t) => {
+  const values = [0.1, -0.2, 1 / 3, 1e-40, 3.4028235677973366e38, 0, -0, 12345.678];
+  const got = floatsOf(embeddingBase64(values));
+  t.same(got, values.map(Math.fround));
+  t.ok(Object.is(got[6], -0), 'the sign of zero survives');
+});
+
+t.test('base64 passes through undecoded', async (t) => {
+  const b64 = Buffer.from(new Float32Array([1, 2, 3]).buffer).toString('base64');
+  t.equal(embeddingBase64(b64), b64);
+});
+
+t.test('reply: data in input order, the model as named, prompt_tokens = total_tokens as settled', async (t) => {
+  const upstream = {
+    object: 'list',
+    model: 'embed-1-upstream',
+    data: [
+      { object: 'embedding', index: 1, embedding: [0.5, 0.25] },
+      { object: 'embedding', index: 0, embedding: Buffer.from(new Float32Array([1, 2]).buffer).toString('base64') },
+    ],
+    usage: { prompt_tokens: 7, total_tokens: 7 },
+  };
+  const r = embeddingsCodec.unary(upstream, call);
+  t.same(r.metered, settled);
+  t.equal(r.producedText, '');
+  const body = JSON.parse(r.render(settled));
+  t.same(Object.keys(body), ['object', 'data', 'model', 'usage']);
+  t.same([body.object, body.model], ['list', 'embed']);
+  t.same(body.usage, { prompt_tokens: 7, total_tokens: 7 });
+  t.same(body.data.map((d: any) => [d.object, d.index]), [['embedding', 0], ['embedding', 1]]);
+  t.same(floatsOf(body.data[0].embedding), [1, 2]);
+  t.same(floatsOf(body.data[1].embedding), [0.5, 0.25]);
+});
+
+t.test('no supplier usage: metered null (the pipeline counts the input locally)', async (t) => {
+  const r = embeddingsCodec.unary({ data: [{ index: 0, embedding: [1] }] }, call);
+  t.equal(r.metered, null);
+});
+
+t.test('broken replies are upstream_error', async (t) => {
+  const bad = [
+    null,
+    {},
+    { data: [] },
+    { data: [{ index: 0, embedding: [1, 'x'] }] },
+    { data: [{ index: 0, embedding: 5 }] },
+    { data: [{ index: 1, embedding: [1] }] },
+    { data: [{ index: 0, embedding: [1] }, { index: 0, embedding: [2] }] },
+    { data: [{ index: 0.5, embedding: [1] }] },
+  ];
+  for (const b of bad) {
+    t.throws(() => decodeReply(b), new GatewayError('upstream_error'), JSON.stringify(b));
+  }
+});
+
+t.test('the pool task gives what the inline decoder gives; broken JSON is not ok', async (t) => {
+  const upstream = { data: Array.from({ length: 3 }, (_, i) => ({ index: i, embedding: Array.from({ length: 64 }, (_, j) => Math.sin(i * 64 + j)) })), usage: { prompt_tokens: 3 } };
+  const pooled = decodeInPool({ protocol: 'embeddings', text: JSON.stringify(upstream) });
+  t.ok(pooled.ok);
+  const inline = decodeReply(upstream);
+  t.same(pooled.ok && pooled.decoded, inline);
+  t.same(embeddingsCodec.replyInPool!.result(inline, call).render(settled), embeddingsCodec.unary(upstream, call).render(settled));
+  t.same(decodeInPool({ protocol: 'embeddings', text: '{"data":' }), { ok: false });
+  t.same(decodeInPool({ protocol: 'embeddings', text: '{"data":[]}' }), { ok: false });
+});

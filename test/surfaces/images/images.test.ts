@@ -1,0 +1,74 @@
+// POST /v1/images/generations request rules and replies, against the
+// surface's pure prepare() and reply decoding.
+import t from 'tap';
+import type { Route } from '../../../src/catalog/types.js';
+import { GatewayError } from '../../../src/errors/gateway-error.js';
+import { imagesCodec } from '../../../src/surfaces/images/codec.js';
+import { IMAGES_MAX_N } from '../../../src/surfaces/images/schema.js';
+import { PREPARERS } from '../../../src/surfaces/preparers.js';
+
+const base = { model: 'canvas', prompt: 'a red kite' };
+const route = { upstreamModel: 'canvas-1', priority: 1, supplier: {} } as unknown as Route;
+const call = { requestId: 'req_x', model: 'canvas', created: 1700000000, orgId: 'org' };
+
+function refusedParam(body: unknown): string | null {
+  try {
+    imagesCodec.prepare(body, 100);
+    return null;
+  } catch (err) {
+    if (!(err instanceof GatewayError) || err.code !== 'invalid_request') throw err;
+    return err.param ?? '(body)';
+  }
+}
+
+t.test('the pool runs the same preparer (surfaces/preparers.ts)', async (t) => {
+  t.equal(PREPARERS.images, imagesCodec.prepare);
+});
+
+t.test('model and prompt required', async (t) => {
+  t.equal(refusedParam({ prompt: 'x' }), 'model');
+  t.equal(refusedParam({ model: 'canvas' }), 'prompt');
+  t.equal(refusedParam({ ...base, prompt: '' }), 'prompt');
+  t.equal(refusedParam({ ...base, prompt: 5 }), 'prompt');
+  t.equal(refusedParam(base), null);
+});
+
+t.test(`n: an integer from 1 to ${IMAGES_MAX_N}`, async (t) => {
+  for (const n of [0, -1, 1.5, '2', null, IMAGES_MAX_N + 1, 1e308]) t.equal(refusedParam({ ...base, n }), 'n', JSON.stringify(n));
+  t.equal(refusedParam({ ...base, n: IMAGES_MAX_N }), null);
+});
+
+t.test('size: WIDTHxHEIGHT, each side 1–4096', async (t) => {
+  for (const size of ['1024x1024', '256x512', '1x1', '4096x4096']) t.equal(refusedParam({ ...base, size }), null, size);
+  for (const size of ['1024', 'x', '1024x', 'x1024', '0x10', '010x10', '1024X1024', ' 1024x1024', '1024x1024 ', '4097x10', '10x4097', '99999x1', '1e3x1', '-1x1', 'auto', 1024]) {
+    t.equal(refusedParam({ ...base, size }), 'size', JSON.stringify(size));
+  }
+});
+
+t.test('members outside the table refused (stream, response_format, …)', async (t) => {
+  t.equal(refusedParam({ ...base, stream: true }), 'stream');
+  t.equal(refusedParam({ ...base, quality: 'hd' }), 'quality');
+});
+
+t.test('bound: n image units, no tokens', async (t) => {
+  t.same(imagesCodec.prepare({ ...base, n: 3 }, 50).decoded.bound, { inputTokens: 0, mediaTokens: 0, turns: 0, statedCeiling: null, ceilingParam: 'n', defaultCeiling: 0, choices: 0, imageUnits: 3 });
+  t.equal(imagesCodec.prepare(base, 50).decoded.bound.imageUnits, 1, 'n defaults to 1');
+});
+
+t.test('upstream body: the upstream model, everything else as sent', async (t) => {
+  const p = imagesCodec.prepare({ ...base, n: 2, size: '256x256' }, 50);
+  t.same(JSON.parse(imagesCodec.upstreamBody(p, route, null)), { model: 'canvas-1', prompt: 'a red kite', n: 2, size: '256x256' });
+});
+
+t.test('reply: created, entries in supplier order (b64_json or url), units = entries returned', async (t) => {
+  const upstream = { created: 5, data: [{ url: 'https://x/1.png', revised_prompt: 'r' }, { b64_json: 'AAAA' }], usage: { input_tokens: 9 } };
+  const r = imagesCodec.unary(upstream, call);
+  t.same(r.metered, { inputTokens: 0, cachedInputTokens: 0, outputTokens: 0, imageUnits: 2, source: 'supplier' });
+  t.same(JSON.parse(r.render(r.metered!)), { created: 1700000000, data: [{ url: 'https://x/1.png' }, { b64_json: 'AAAA' }] });
+});
+
+t.test('broken replies are upstream_error', async (t) => {
+  for (const b of [null, {}, { data: {} }, { data: [{}] }, { data: [{ b64_json: 5 }] }]) {
+    t.throws(() => imagesCodec.unary(b, call), new GatewayError('upstream_error'), JSON.stringify(b));
+  }
+});

@@ -1,0 +1,25 @@
+// piscina task: parse and decode a large supplier reply off the event loop
+// (embeddings answered as float arrays: ~8 MB of JSON for 128 × 3072
+// dimensions). The HTTP worker hands over the reply text and gets back the
+// surface decoder's plain data (for embeddings: the `data` array already
+// written as base64 JSON text), or that the reply was broken. Measured by
+// bench/micro/embeddings-reply.ts.
+import type { ProtocolCode } from '../src/catalog/types.js';
+import { GatewayError } from '../src/errors/gateway-error.js';
+import { REPLY_DECODERS } from '../src/surfaces/preparers.js';
+import type { DecodeReplyResult } from '../src/surfaces/surface.js';
+
+export interface DecodeReplyTask {
+  protocol: ProtocolCode;
+  text: string;
+}
+
+export default function decodeReply(task: DecodeReplyTask): DecodeReplyResult {
+  try {
+    return { ok: true, decoded: REPLY_DECODERS[task.protocol]!(JSON.parse(task.text)) };
+  } catch (err) {
+    // Not JSON, or not the protocol's reply: the same upstream_error the inline path gives.
+    if (err instanceof SyntaxError || (err instanceof GatewayError && err.code === 'upstream_error')) return { ok: false };
+    throw err;
+  }
+}
