@@ -18,6 +18,7 @@ import { opsRoutes } from '../server/ops-routes.js';
 import { assertNativeUws } from '../server/uws.js';
 import { createPool } from '../store/pool.js';
 import type { PipelineDeps } from '../pipeline/deps.js';
+import { KeySlots } from '../pipeline/key-slots.js';
 import { modelRoute } from '../pipeline/run.js';
 import { SupplierDispatcher } from '../suppliers/dispatch.js';
 import { chatCodec } from '../surfaces/chat/codec.js';
@@ -69,7 +70,7 @@ export async function runWorker(config: Config): Promise<void> {
     logger,
     metrics,
   );
-  const offload = new OffloadPool(config.pools.piscina_min_threads, config.pools.piscina_max_threads);
+  const offload = new OffloadPool(config.pools.piscina_min_threads, config.pools.piscina_max_threads, config.http.max_json_depth);
   const pipeline: PipelineDeps = {
     authenticator: auth.authenticator,
     catalog,
@@ -77,6 +78,8 @@ export async function runWorker(config: Config): Promise<void> {
     suppliers,
     offload,
     offloadBodyBytes: config.pools.offload_body_bytes,
+    maxJsonDepth: config.http.max_json_depth,
+    keySlots: new KeySlots(config.billing.max_concurrent_per_key),
     logger,
   };
 
@@ -89,7 +92,7 @@ export async function runWorker(config: Config): Promise<void> {
     ...(config.admin_token !== null ? keyConsoleRoutes({ pool, bus, adminToken: config.admin_token, catchUp: auth.catchUp }) : []),
     ...(config.admin_token !== null ? orgConsoleRoutes({ pool, ledger, adminToken: config.admin_token }) : []),
   ];
-  const server = new HttpServer(routes, { host: config.host, port: config.port, maxBodyBytes: config.http.max_body_bytes, logger, metrics });
+  const server = new HttpServer(routes, { host: config.host, port: config.port, maxBodyBytes: config.http.max_body_bytes, maxJsonDepth: config.http.max_json_depth, logger, metrics });
   const port = await server.listen();
 
   let stopping: Promise<void> | null = null;

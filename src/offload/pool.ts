@@ -19,6 +19,8 @@ export class OffloadPool {
   constructor(
     private readonly minThreads: number,
     private readonly maxThreads: number,
+    /** Bodies prepared here nest at most this deep (http.max_json_depth); the task checks before it parses. */
+    private readonly maxJsonDepth: number,
   ) {}
 
   private get threads(): Piscina {
@@ -45,7 +47,7 @@ export class OffloadPool {
     const owned = body.byteOffset === 0 && body.buffer.byteLength === body.byteLength ? body : Buffer.from(body);
     const bytes = new Uint8Array(owned.buffer, 0, owned.byteLength);
     // transferList, not Piscina.move(): move() is only unwrapped when it is the whole task.
-    return this.threads.run({ protocol, body: bytes }, { filename: PREPARE_REQUEST, transferList: [owned.buffer as ArrayBuffer] }) as Promise<PrepareResult>;
+    return this.threads.run({ protocol, body: bytes, maxDepth: this.maxJsonDepth }, { filename: PREPARE_REQUEST, transferList: [owned.buffer as ArrayBuffer] }) as Promise<PrepareResult>;
   }
 
   async close(): Promise<void> {

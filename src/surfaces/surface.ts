@@ -36,7 +36,7 @@ export interface Prepared {
 }
 
 /** Result of preparing a body in the pool: the prepared request, or the refusal to send. */
-export type PrepareResult = { ok: true; prepared: Prepared } | { ok: false; code: 'invalid_json' | 'invalid_request'; param: string | null };
+export type PrepareResult = { ok: true; prepared: Prepared } | { ok: false; code: 'invalid_json' | 'invalid_request' | 'nesting_too_deep'; param: string | null };
 
 /** Identity of one call, for re-encoding replies as the gateway's own. */
 export interface CallInfo {
