@@ -26,6 +26,9 @@ function isJson(contentType: string): boolean {
   return contentType.length >= 16 && contentType.slice(0, 16).toLowerCase() === 'application/json';
 }
 
+/** uWS accepts paths of any length: a log line keeps the first part, so a long path cannot amplify the log. */
+const MAX_LOGGED_PATH = 512;
+
 const INTERNAL = JSON.stringify({ error: { code: 'internal_error', message: 'The service failed while handling the request.' } });
 
 /**
@@ -189,7 +192,7 @@ export class HttpServer implements RequestSink {
     const seconds = (performance.now() - ctx.startedAt) / 1000;
     this.opts.metrics.observeRequest(ctx.route.surface, ctx.status, seconds);
     this.opts.logger.info(
-      { rid: ctx.requestId, method: ctx.method, path: ctx.path, status: ctx.status, ms: Math.round(seconds * 1e4) / 10, org: ctx.orgId, key_id: ctx.keyId },
+      { rid: ctx.requestId, method: ctx.method, path: ctx.path.length > MAX_LOGGED_PATH ? ctx.path.slice(0, MAX_LOGGED_PATH) + '…' : ctx.path, status: ctx.status, ms: Math.round(seconds * 1e4) / 10, org: ctx.orgId, key_id: ctx.keyId },
       'request',
     );
     this.inflight--;
