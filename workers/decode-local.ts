@@ -4,6 +4,7 @@
 // only a small result crosses back. The HTTP worker hands over the raw bytes
 // (transferred, not copied). Measured by bench/micro/count-tokens.ts.
 import { GatewayError } from '../src/errors/gateway-error.js';
+import { nestingFault } from '../src/server/json-depth.js';
 import type { DecodeResult } from '../src/surfaces/local-operation.js';
 import { LOCAL_OPERATIONS } from '../src/surfaces/preparers.js';
 import countTokens from './count-tokens.js';
@@ -11,12 +12,16 @@ import countTokens from './count-tokens.js';
 export interface DecodeTask {
   operation: string;
   body: Uint8Array;
+  /** http.max_json_depth: a deeper body is refused before it is parsed (parse recurses). */
+  maxDepth: number;
 }
 
 const decoder = new TextDecoder();
 
 export default async function decodeLocal(task: DecodeTask): Promise<DecodeResult<unknown>> {
   const op = LOCAL_OPERATIONS[task.operation]!;
+  const fault = nestingFault(task.body, task.maxDepth);
+  if (fault !== null) return { ok: false, code: 'nesting_too_deep', param: fault === '' ? null : fault };
   let parsed: unknown;
   try {
     parsed = JSON.parse(decoder.decode(task.body));

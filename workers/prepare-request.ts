@@ -5,6 +5,7 @@
 // pool): 8 KB 19 vs 42, 16 KB 40 vs 39, 33 KB 81 vs 35, 130 KB 449 vs 208 —
 // hence pools.offload_body_bytes = 16384.
 import { GatewayError } from '../src/errors/gateway-error.js';
+import { nestingFault } from '../src/server/json-depth.js';
 import type { ProtocolCode } from '../src/catalog/types.js';
 import { PREPARERS } from '../src/surfaces/preparers.js';
 import type { PrepareResult } from '../src/surfaces/surface.js';
@@ -12,11 +13,15 @@ import type { PrepareResult } from '../src/surfaces/surface.js';
 export interface PrepareTask {
   protocol: ProtocolCode;
   body: Uint8Array;
+  /** http.max_json_depth: a deeper body is refused before it is parsed (parse and stringify recurse). */
+  maxDepth: number;
 }
 
 const decoder = new TextDecoder();
 
 export default function prepareRequest(task: PrepareTask): PrepareResult {
+  const fault = nestingFault(task.body, task.maxDepth);
+  if (fault !== null) return { ok: false, code: 'nesting_too_deep', param: fault === '' ? null : fault };
   let parsed: unknown;
   try {
     parsed = JSON.parse(decoder.decode(task.body));

@@ -45,7 +45,7 @@ function inlineMicros(n: number, task: () => unknown): number {
   return ((performance.now() - start) * 1000) / n;
 }
 
-const pool = new OffloadPool(1, 1);
+const pool = new OffloadPool(1, 1, 64);
 const encoder = get_encoding('o200k_base');
 await pool.countTokens(['warm']);
 await pool.decodeLocal('count_tokens', owned(body(1024)));

@@ -52,7 +52,7 @@ async function pooledMicros(pool: OffloadPool, text: string, n: number, inFlight
   return [(performance.eventLoopUtilization(elu0).active * 1000) / n, cpuMicros(cpu0, n)];
 }
 
-const pool = new OffloadPool(1, 1);
+const pool = new OffloadPool(1, 1, 64);
 await pooledMicros(pool, reply(1, 16, true), 200, 4); // start the thread
 console.log('reply      | vectors × dims | reply bytes | inline µs (main thread) | pool µs (main thread) | pool µs (all threads) | pays?');
 const shapes: Array<[number, number]> = [[1, 256], [1, 1536], [2, 1536], [4, 1536], [8, 1536], [32, 1536], [128, 1536], [128, 3072]];

@@ -43,7 +43,7 @@ for (const [size, images] of [[1_024, 0], [8_192, 0], [8_192, 4], [16_384, 0], [
   console.log(`${String(raw.length).padStart(10)} | ${String(images).padStart(6)} | ${runs[2]!.toFixed(2)}`);
 }
 
-const pool = new OffloadPool(1, 1);
+const pool = new OffloadPool(1, 1, 64);
 await pool.countTokens(['warm up']);
 const enc = get_encoding('o200k_base');
 console.log('\nfallback: extract the text + count its tokens');

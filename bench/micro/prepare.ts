@@ -40,7 +40,7 @@ async function pooledMicros(pool: OffloadPool, raw: Buffer, n: number, inFlight:
   return (elu.active * 1000) / n - copyMicros;
 }
 
-const pool = new OffloadPool(1, 1);
+const pool = new OffloadPool(1, 1, 64);
 await pooledMicros(pool, body(1024), 200, 4); // start the thread
 console.log('body bytes | inline µs (main thread) | pool µs (main thread) | pays?');
 for (const size of [2_048, 8_192, 16_384, 32_768, 65_536, 131_072, 524_288]) {

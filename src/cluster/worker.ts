@@ -21,6 +21,7 @@ import { assertNativeUws } from '../server/uws.js';
 import { createPool } from '../store/pool.js';
 import type { PipelineDeps } from '../pipeline/deps.js';
 import { localRoute } from '../pipeline/local.js';
+import { KeySlots } from '../pipeline/key-slots.js';
 import { modelRoute } from '../pipeline/run.js';
 import { SupplierDispatcher } from '../suppliers/dispatch.js';
 import { chatCodec } from '../surfaces/chat/codec.js';
@@ -83,7 +84,7 @@ export async function runWorker(config: Config): Promise<void> {
     logger,
     metrics,
   );
-  const offload = new OffloadPool(config.pools.piscina_min_threads, config.pools.piscina_max_threads);
+  const offload = new OffloadPool(config.pools.piscina_min_threads, config.pools.piscina_max_threads, config.http.max_json_depth);
   const pipeline: PipelineDeps = {
     authenticator: auth.authenticator,
     catalog,
@@ -92,6 +93,8 @@ export async function runWorker(config: Config): Promise<void> {
     offload,
     offloadBodyBytes: config.pools.offload_body_bytes,
     stalledClientMs: config.http.stalled_client_ms,
+    maxJsonDepth: config.http.max_json_depth,
+    keySlots: new KeySlots(config.billing.max_concurrent_per_key),
     logger,
   };
 
@@ -99,7 +102,7 @@ export async function runWorker(config: Config): Promise<void> {
   const rc = config.responses;
   const owners = new ResponseOwnership(pool, { maxEntries: rc.owner_cache_entries, maxAgeMs: rc.owner_cache_max_age_ms, flushMs: rc.owner_flush_ms }, logger);
 
-  const consoleAuth = { adminToken: config.admin_token, pool };
+  const consoleAuth = { adminToken: config.admin_token, pool, maxJsonDepth: config.http.max_json_depth };
   const routes: Route[] = [
     ...opsRoutes({ ready: () => catalog.ready, metricsText: workerMetrics(channel, metrics) }),
     modelsRoute(catalog),
@@ -118,7 +121,7 @@ export async function runWorker(config: Config): Promise<void> {
     ...catalogConsoleRoutes(consoleAuth, catalog, (id) => suppliers.circuitOpen(id)),
     ...sessionRoutes({ pool, auth: consoleAuth, sessionTtlMs: config.web.session_ttl_ms, limit: { maxFailures: config.web.sign_in_max_failures, windowMs: config.web.sign_in_window_ms }, cookieSecure: config.web.cookie_secure }),
   ];
-  const server = new HttpServer(routes, { host: config.host, port: config.port, maxBodyBytes: config.http.max_body_bytes, logger, metrics });
+  const server = new HttpServer(routes, { host: config.host, port: config.port, maxBodyBytes: config.http.max_body_bytes, maxJsonDepth: config.http.max_json_depth, logger, metrics });
   const port = await server.listen();
 
   let stopping: Promise<void> | null = null;

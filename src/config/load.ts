@@ -20,6 +20,7 @@ export const ENV_SETTINGS: ReadonlyArray<readonly [string, string]> = [
   ['LOG_LEVEL', 'log_level'],
   ['DATA_DIR', 'data_dir'],
   ['MAX_BODY_BYTES', 'http.max_body_bytes'],
+  ['MAX_JSON_DEPTH', 'http.max_json_depth'],
   ['DRAIN_TIMEOUT_MS', 'http.drain_timeout_ms'],
   ['STALLED_CLIENT_MS', 'http.stalled_client_ms'],
   ['PG_POOL_MAX', 'pools.pg_max'],
@@ -30,6 +31,7 @@ export const ENV_SETTINGS: ReadonlyArray<readonly [string, string]> = [
   ['HOLD_LEASE_MS', 'billing.hold_lease_ms'],
   ['QUOTA_PER_SECOND', 'billing.quota_per_second'],
   ['QUOTA_PER_MINUTE', 'billing.quota_per_minute'],
+  ['MAX_CONCURRENT_PER_KEY', 'billing.max_concurrent_per_key'],
   ['CATALOG_REFRESH_MS', 'catalog.refresh_ms'],
   ['SIMULATOR_URL', 'simulator.url'],
 ];

@@ -9,7 +9,7 @@ export interface Config {
   admin_token: string | null;
   log_level: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   data_dir: string;
-  http: { max_body_bytes: number; drain_timeout_ms: number; stalled_client_ms: number };
+  http: { max_body_bytes: number; max_json_depth: number; drain_timeout_ms: number; stalled_client_ms: number };
   pools: { pg_max: number; piscina_min_threads: number; piscina_max_threads: number; offload_body_bytes: number };
   billing: {
     flush_ms: number;
@@ -17,6 +17,8 @@ export interface Config {
     hold_max_ms: number;
     quota_per_second: number;
     quota_per_minute: number;
+    /** Model calls in progress per key, per HTTP worker. */
+    max_concurrent_per_key: number;
     /** Decimal string, e.g. "25.00". */
     demo_balance: string;
   };

@@ -1,5 +1,8 @@
 // Who may use the console API, checked before anything of the request is
-// parsed:
+// parsed (issue 12 item 4), in two steps: `precheck`, run by the server before
+// it looks at the path, the Content-Type or the body, refuses a call with no
+// credential or a wrong admin token without reading its body; `authenticator`
+// then checks a session against the store before the body is parsed.
 //  - the operator: Authorization: Bearer <ADMIN_TOKEN> (constant-time
 //    compare), or an operator session (the admin token exchanged for one);
 //  - an organization's person: a session cookie from signing in, which opens
@@ -9,6 +12,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { GatewayError } from '../errors/gateway-error.js';
 import type { RequestContext, Route } from '../server/context.js';
+import { nestingError, nestingFault } from '../server/json-depth.js';
 import { sendJson } from '../server/respond.js';
 import type { Pool } from '../store/pool.js';
 import { COOKIE, findSession, readCookie, type Session } from '../web/sessions.js';
@@ -43,11 +47,32 @@ export function adminCheck(adminToken: string): (presented: string) => boolean {
 export interface ConsoleAuth {
   adminToken: string | null;
   pool: Pool;
+  /** http.max_json_depth: console bodies nest at most this deep. */
+  maxJsonDepth: number;
 }
 
 /** An organization's person may act only on their own organization; anything else looks absent. */
 export function ownOrg(who: Principal, orgId: string, missing: 'organization_not_found' | 'key_not_found' | 'account_not_found' = 'organization_not_found'): void {
   if (who.role === 'member' && who.orgId !== orgId) throw new GatewayError(missing);
+}
+
+/**
+ * The server's `authorize` hook for console routes: synchronous, on the
+ * headers only. A bearer must be the admin token (constant time); with no
+ * bearer there must be a session cookie, which `authenticator` then checks.
+ * Anything else gets the one 401 whatever the path, Content-Type or body.
+ */
+export function precheck(auth: ConsoleAuth): (ctx: RequestContext) => void {
+  const admin = auth.adminToken === null ? null : adminCheck(auth.adminToken);
+  return (ctx) => {
+    const header = ctx.authorization;
+    if (header !== '') {
+      if (admin === null) throw new GatewayError('not_found');
+      if (!admin(header.startsWith('Bearer ') ? header.slice(7) : '')) throw new GatewayError('invalid_api_key');
+      return;
+    }
+    if (readCookie(ctx.headers[H_COOKIE] ?? '', COOKIE) === null) throw new GatewayError('invalid_api_key');
+  };
 }
 
 export function authenticator(auth: ConsoleAuth): (ctx: RequestContext) => Promise<Principal> {
@@ -75,10 +100,16 @@ export function authenticator(auth: ConsoleAuth): (ctx: RequestContext) => Promi
   };
 }
 
-/** Parses the body read raw, after the caller is known: an unauthenticated caller never gets its body parsed. */
-export function parseBody(ctx: RequestContext): void {
+/**
+ * Parses the body read raw, after the caller is known: an unauthenticated
+ * caller never gets its body parsed. The nesting is bounded on the bytes
+ * first (JSON.parse and everything after it recurse).
+ */
+export function parseBody(ctx: RequestContext, maxJsonDepth: number): void {
   const raw = ctx.rawBody;
   if (raw === null) return;
+  const fault = nestingFault(raw, maxJsonDepth);
+  if (fault !== null) throw nestingError(fault, maxJsonDepth);
   try {
     ctx.body = JSON.parse(raw.toString('utf8'));
   } catch {
@@ -88,6 +119,7 @@ export function parseBody(ctx: RequestContext): void {
 
 /** How console routes are built: every one authenticates first, then parses, and answers in the REST envelope. */
 export function consoleRouteKit(auth: ConsoleAuth) {
+  const authorize = precheck(auth);
   const authenticate = authenticator(auth);
   return {
     route(
@@ -105,10 +137,11 @@ export function consoleRouteKit(auth: ConsoleAuth) {
         readsBody,
         rawBody: readsBody,
         headers: CONSOLE_HEADERS,
+        authorize,
         async handle(ctx) {
           const who = await authenticate(ctx);
           if (opts.operatorOnly === true && who.role !== 'operator') throw new GatewayError('operator_only');
-          parseBody(ctx);
+          parseBody(ctx, auth.maxJsonDepth);
           await fn(ctx, who);
         },
       };

@@ -62,7 +62,7 @@ export function sessionRoutes(deps: SessionDeps): Route[] {
     rawBody: true,
     headers: CONSOLE_HEADERS,
     async handle(ctx) {
-      parseBody(ctx);
+      parseBody(ctx, deps.auth.maxJsonDepth);
       const input = credentials(ctx.body);
       const address = Buffer.from(ctx.res.getRemoteAddressAsText()).toString();
       const buckets = ['ip:' + address, 'adminToken' in input ? 'operator' : 'acct:' + input.email.toLowerCase()];

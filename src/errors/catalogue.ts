@@ -21,6 +21,16 @@ export interface CatalogueEntry {
 
 export const CATALOGUE = {
   invalid_json: { status: 400, type: 'invalid_request_error', message: 'The request body is not valid JSON.' },
+  invalid_path: {
+    status: 400,
+    type: 'invalid_request_error',
+    message: 'A segment of the request path is not valid percent-encoded UTF-8.',
+  },
+  nesting_too_deep: {
+    status: 400,
+    type: 'invalid_request_error',
+    message: 'A member of the request nests arrays or objects deeper than this service accepts; see param.',
+  },
   invalid_request: {
     status: 400,
     type: 'invalid_request_error',
@@ -72,6 +82,11 @@ export const CATALOGUE = {
   account_not_found: { status: 404, type: 'not_found_error', message: 'No console account has this id.' },
   email_taken: { status: 409, type: 'invalid_request_error', message: 'A console account with this email already exists.' },
   rate_limited: { status: 429, type: 'rate_limit_error', message: 'Too many requests; retry after the time in Retry-After.' },
+  concurrency_limited: {
+    status: 429,
+    type: 'rate_limit_error',
+    message: 'This API key has too many calls in progress; retry when one of them has finished.',
+  },
   upstream_error: { status: 502, type: 'api_error', message: 'The model supplier failed to answer.' },
   upstream_overloaded: { status: 529, type: 'overloaded_error', message: 'Every supplier of this model is overloaded.' },
   upstream_timeout: { status: 504, type: 'api_error', message: 'The model supplier did not answer in time.' },

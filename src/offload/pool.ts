@@ -36,6 +36,8 @@ export class OffloadPool {
   constructor(
     private readonly minThreads: number,
     private readonly maxThreads: number,
+    /** Bodies prepared here nest at most this deep (http.max_json_depth); the task checks before it parses. */
+    private readonly maxJsonDepth: number,
   ) {}
 
   private get threads(): Piscina {
@@ -61,13 +63,13 @@ export class OffloadPool {
     // Only a buffer that owns its whole ArrayBuffer can be moved; a slice of a shared one is copied first.
     const bytes = movable(body);
     // transferList, not Piscina.move(): move() is only unwrapped when it is the whole task.
-    return this.threads.run({ protocol, body: bytes }, { filename: PREPARE_REQUEST, transferList: [bytes.buffer as ArrayBuffer] }) as Promise<PrepareResult>;
+    return this.threads.run({ protocol, body: bytes, maxDepth: this.maxJsonDepth }, { filename: PREPARE_REQUEST, transferList: [bytes.buffer as ArrayBuffer] }) as Promise<PrepareResult>;
   }
 
   /** Parses and decodes a local operation's body in a thread (count_tokens); the bytes are moved, as in prepare(). */
   decodeLocal(operation: string, body: Buffer): Promise<DecodeResult<unknown>> {
     const bytes = movable(body);
-    return this.threads.run({ operation, body: bytes }, { filename: DECODE_LOCAL, transferList: [bytes.buffer as ArrayBuffer] }) as Promise<DecodeResult<unknown>>;
+    return this.threads.run({ operation, body: bytes, maxDepth: this.maxJsonDepth }, { filename: DECODE_LOCAL, transferList: [bytes.buffer as ArrayBuffer] }) as Promise<DecodeResult<unknown>>;
   }
 
   /** Parses and decodes a large supplier reply in a thread (surfaces with `replyInPool`: embeddings). */

@@ -5,6 +5,7 @@ import type { CatalogHolder } from '../catalog/holder.js';
 import type { Logger } from '../log/logger.js';
 import type { SupplierDispatcher } from '../suppliers/dispatch.js';
 import type { OffloadPool } from '../offload/pool.js';
+import type { KeySlots } from './key-slots.js';
 
 export interface PipelineDeps {
   authenticator: Authenticator;
@@ -16,5 +17,9 @@ export interface PipelineDeps {
   offloadBodyBytes: number;
   /** A stream whose client stays behind this long is cancelled (http.stalled_client_ms). */
   stalledClientMs: number;
+  /** Bodies nest at most this deep (http.max_json_depth). */
+  maxJsonDepth: number;
+  /** The per-key concurrency cap of this worker (billing.max_concurrent_per_key). */
+  keySlots: KeySlots;
   logger: Logger;
 }

@@ -6,6 +6,7 @@ import { scopeAllows } from '../auth/scope.js';
 import type { CatalogModel } from '../catalog/types.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import type { RequestContext, Route } from '../server/context.js';
+import { nestingError, nestingFault } from '../server/json-depth.js';
 import { sendJson } from '../server/respond.js';
 import type { LocalOperation, LocalTools } from '../surfaces/local-operation.js';
 import { LOCAL_OPERATIONS } from '../surfaces/preparers.js';
@@ -21,9 +22,15 @@ async function decode<D>(op: LocalOperation<D>, ctx: RequestContext, deps: Pipel
   const raw = ctx.rawBody!;
   if (raw.length > deps.offloadBodyBytes) {
     const result = await deps.offload.decodeLocal(op.name, raw);
-    if (!result.ok) throw new GatewayError(result.code, { param: result.param ?? undefined });
+    if (!result.ok) {
+      if (result.code === 'nesting_too_deep') throw nestingError(result.param, deps.maxJsonDepth);
+      throw new GatewayError(result.code, { param: result.param ?? undefined });
+    }
     return result.decoded as D;
   }
+  // V8's JSON.parse recurses: bound the nesting on the bytes first (the pool task does the same).
+  const fault = nestingFault(raw, deps.maxJsonDepth);
+  if (fault !== null) throw nestingError(fault, deps.maxJsonDepth);
   let body: unknown;
   try {
     body = JSON.parse(raw.toString('utf8'));

@@ -1,5 +1,6 @@
 // A model call, top to bottom, as the spec orders it:
-// read body (server) → authenticate → parse and validate → resolve model → authorize scope
+// read body (server) → authenticate → take one of the key's concurrent slots
+// → bound nesting → parse and validate → resolve model → authorize scope
 // → admit and reserve → dispatch to a supplier (failover before the first
 // byte) → answer (unary or stream) → settle → log (server).
 import type { Route } from '../server/context.js';
@@ -9,25 +10,34 @@ import { answerStream } from './answer-stream.js';
 import { answerUnary } from './answer-unary.js';
 import { ModelCall } from './call.js';
 import type { PipelineDeps } from './deps.js';
+import { boundNesting } from './nesting.js';
 import { settle } from './settle.js';
 import { callSuppliers } from './upstream.js';
 
 export async function runModelCall(call: ModelCall): Promise<void> {
   await authenticate(call);
-  await prepare(call);
-  resolveModel(call);
-  authorizeScope(call);
-  if (call.surface.verify !== undefined) await call.surface.verify(call.prepared!, call.info());
-  await reserve(call);
+  const keyId = call.key!.id;
+  call.deps.keySlots.take(keyId);
   try {
-    const upstream = await callSuppliers(call);
-    if (call.prepared!.decoded.stream) await answerStream(call, upstream);
-    else await answerUnary(call, upstream);
+    boundNesting(call);
+    await prepare(call);
+    resolveModel(call);
+    authorizeScope(call);
+    if (call.surface.verify !== undefined) await call.surface.verify(call.prepared!, call.info());
+    await reserve(call);
+    try {
+      const upstream = await callSuppliers(call);
+      if (call.prepared!.decoded.stream) await answerStream(call, upstream);
+      else await answerUnary(call, upstream);
+    } finally {
+      // Every path above settles; this catches the ones that threw first
+      // (no supplier answered, the client left during dispatch): nothing was
+      // produced, so nothing is charged and the hold is released.
+      if (!call.settled) await settle(call, null, call.ctx.aborted ? 'cancelled' : 'failed');
+    }
   } finally {
-    // Every path above settles; this catches the ones that threw first
-    // (no supplier answered, the client left during dispatch): nothing was
-    // produced, so nothing is charged and the hold is released.
-    if (!call.settled) await settle(call, null, call.ctx.aborted ? 'cancelled' : 'failed');
+    // Once per take, whatever happened after it (refused, settled, failed, aborted).
+    call.deps.keySlots.release(keyId);
   }
 }
 

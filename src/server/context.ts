@@ -28,11 +28,37 @@ export interface Route {
    * ctx.query. Absent on model calls, which then pay nothing for it.
    */
   headers?: readonly string[];
+  /**
+   * A synchronous check of the request's headers (the console's admin
+   * token), run first: a caller it refuses gets its refusal whatever the
+   * path parameters, Content-Type or body, and the body is never read.
+   */
+  authorize?: (ctx: RequestContext) => void;
   handle(ctx: RequestContext): void | Promise<void>;
 }
 
 export interface RequestSink {
   requestDone(ctx: RequestContext): void;
+}
+
+const NO_PARAMS: string[] = [];
+
+/** The route's parameters, percent-decoded; null (never a throw) when one does not decode. */
+function decodeParams(req: HttpRequest, count: number): string[] | null {
+  const params: string[] = [];
+  for (let i = 0; i < count; i++) {
+    const raw = req.getParameter(i);
+    if (raw.indexOf('%') < 0) {
+      params.push(raw);
+      continue;
+    }
+    try {
+      params.push(decodeURIComponent(raw));
+    } catch {
+      return null;
+    }
+  }
+  return params;
 }
 
 export function newRequestId(): string {
@@ -46,7 +72,10 @@ export class RequestContext {
   readonly startedAt = performance.now();
   readonly method: string;
   readonly path: string;
+  /** Decoded path parameters (empty when badPath). */
   readonly params: string[];
+  /** A path parameter is not valid percent-encoded UTF-8: the server answers 400 invalid_path, the handler never runs. */
+  readonly badPath: boolean;
   readonly authorization: string;
   readonly xApiKey: string;
   readonly contentType: string;
@@ -81,11 +110,24 @@ export class RequestContext {
     paramCount: number,
     private readonly sink: RequestSink,
   ) {
+    // uWS aborts the whole process when a route callback returns (or throws)
+    // without answering and without an abort handler, so the handler goes on
+    // first and nothing in this constructor may throw (issue 12 item 1).
+    res.onAborted(() => {
+      this.aborted = true;
+      const cb = this.onAbort;
+      this.onAbort = null;
+      if (cb !== null) cb();
+      if (!this.finished) {
+        if (this.status === 0) this.status = 499;
+        this.finish();
+      }
+    });
     this.method = req.getCaseSensitiveMethod();
     this.path = req.getUrl();
-    const params: string[] = [];
-    for (let i = 0; i < paramCount; i++) params.push(decodeURIComponent(req.getParameter(i)));
-    this.params = params;
+    const params = paramCount === 0 ? NO_PARAMS : decodeParams(req, paramCount);
+    this.params = params ?? NO_PARAMS;
+    this.badPath = params === null;
     this.authorization = req.getHeader('authorization');
     this.xApiKey = req.getHeader('x-api-key');
     this.contentType = req.getHeader('content-type');
@@ -100,16 +142,6 @@ export class RequestContext {
       this.headers = extra.map((name) => req.getHeader(name));
       this.query = req.getQuery() ?? '';
     }
-    res.onAborted(() => {
-      this.aborted = true;
-      const cb = this.onAbort;
-      this.onAbort = null;
-      if (cb !== null) cb();
-      if (!this.finished) {
-        if (this.status === 0) this.status = 499;
-        this.finish();
-      }
-    });
   }
 
   /** Accounts the request exactly once (log line, metrics, in-flight count). */

@@ -6,6 +6,7 @@ import type { Logger } from '../log/logger.js';
 import type { Metrics } from '../metrics/registry.js';
 import { BODY_TOO_LARGE, readBody } from './body.js';
 import { RequestContext, type Route, type RequestSink } from './context.js';
+import { nestingError, nestingFault } from './json-depth.js';
 import { drainState, sendError } from './respond.js';
 import { App, closeListenSocket, listenSocketPort, type HttpRequest, type HttpResponse, type ListenSocket, type TemplatedApp } from './uws.js';
 
@@ -13,6 +14,8 @@ export interface HttpServerOptions {
   host: string;
   port: number;
   maxBodyBytes: number;
+  /** JSON bodies parsed here (the console's) nest at most this deep (http.max_json_depth). */
+  maxJsonDepth: number;
   logger: Logger;
   metrics: Metrics;
 }
@@ -21,6 +24,28 @@ const NOT_FOUND_ROUTE: Route = { method: 'get', path: '/*', surface: 'unmatched'
 
 function isJson(contentType: string): boolean {
   return contentType.length >= 16 && contentType.slice(0, 16).toLowerCase() === 'application/json';
+}
+
+/** uWS accepts paths of any length: a log line keeps the first part, so a long path cannot amplify the log. */
+const MAX_LOGGED_PATH = 512;
+
+const INTERNAL = JSON.stringify({ error: { code: 'internal_error', message: 'The service failed while handling the request.' } });
+
+/**
+ * Last resort when a route callback threw before its request context existed:
+ * answer synchronously, so uWS never sees a callback return unanswered with
+ * no abort handler (that kills the worker).
+ */
+function answerBare(res: HttpResponse): void {
+  try {
+    res.cork(() => {
+      res.writeStatus('500 Internal Server Error');
+      res.writeHeader('Content-Type', 'application/json');
+      res.end(INTERNAL, true);
+    });
+  } catch {
+    // Already answered or aborted: nothing is owed.
+  }
 }
 
 function paramCount(pattern: string): number {
@@ -42,7 +67,7 @@ export class HttpServer implements RequestSink {
     const methodsByPath = new Map<string, Route[]>();
     for (const route of routes) {
       const count = paramCount(route.path);
-      this.app[route.method](route.path, (res, req) => this.dispatch(res, req, route, count));
+      this.app[route.method](route.path, (res, req) => this.guard(res, req, route, count, (ctx) => this.dispatch(ctx)));
       const list = methodsByPath.get(route.path) ?? [];
       list.push(route);
       methodsByPath.set(route.path, list);
@@ -51,25 +76,62 @@ export class HttpServer implements RequestSink {
     // catch the methods a known path does not accept.
     for (const [path, list] of methodsByPath) {
       const allowed = list.map((r) => (r.method === 'del' ? 'DELETE' : r.method.toUpperCase())).join(', ');
-      const route: Route = { ...list[0], readsBody: false };
-      this.app.any(path, (res, req) => {
-        const ctx = this.begin(res, req, route, 0);
+      const route: Route = { ...list[0], readsBody: false, rawBody: false };
+      this.app.any(path, (res, req) => this.guard(res, req, route, 0, (ctx) => {
+        // A caller the route refuses learns nothing more about it than its refusal.
+        if (this.refusedByAuthorize(ctx)) return;
         sendError(ctx, new GatewayError('method_not_allowed'), [['Allow', allowed]]);
-      });
+      }));
     }
-    this.app.any('/*', (res, req) => {
-      const ctx = this.begin(res, req, NOT_FOUND_ROUTE, 0);
-      sendError(ctx, new GatewayError('not_found'));
-    });
+    this.app.any('/*', (res, req) => this.guard(res, req, NOT_FOUND_ROUTE, 0, (ctx) => sendError(ctx, new GatewayError('not_found'))));
   }
 
-  private begin(res: HttpResponse, req: HttpRequest, route: Route, params: number): RequestContext {
-    this.inflight++;
-    return new RequestContext(res, req, route, params, this);
+  /**
+   * Runs a route callback so that nothing escapes it: uWS aborts the worker
+   * when a callback throws or returns unanswered without an abort handler
+   * (issue 12 item 1). The request context attaches that handler first thing.
+   */
+  private guard(res: HttpResponse, req: HttpRequest, route: Route, params: number, fn: (ctx: RequestContext) => void): void {
+    let ctx: RequestContext | null = null;
+    try {
+      ctx = new RequestContext(res, req, route, params, this);
+      this.inflight++;
+      fn(ctx);
+    } catch (err) {
+      if (ctx !== null) this.fail(ctx, err);
+      else {
+        this.opts.logger.error({ err }, 'route callback failed before its request context');
+        answerBare(res);
+      }
+    }
   }
 
-  private dispatch(res: HttpResponse, req: HttpRequest, route: Route, params: number): void {
-    const ctx = this.begin(res, req, route, params);
+  /** Answers the route's refusal and returns true when its header check refuses the caller. */
+  private refusedByAuthorize(ctx: RequestContext): boolean {
+    const authorize = ctx.route.authorize;
+    if (authorize === undefined) return false;
+    try {
+      authorize(ctx);
+      return false;
+    } catch (err) {
+      // The body (if any) is never read: close rather than drain it for a caller we refuse.
+      sendError(ctx, err, null, ctx.route.readsBody);
+      return true;
+    }
+  }
+
+  /**
+   * Order matters: authenticate (routes with a header check), then the path,
+   * then the Content-Type, then read the body, then bound its nesting, then
+   * parse. A caller the check refuses gets the same answer whatever it sent.
+   */
+  private dispatch(ctx: RequestContext): void {
+    const route = ctx.route;
+    if (this.refusedByAuthorize(ctx)) return;
+    if (ctx.badPath) {
+      sendError(ctx, new GatewayError('invalid_path'), null, route.readsBody);
+      return;
+    }
     if (!route.readsBody) {
       this.run(ctx);
       return;
@@ -78,7 +140,7 @@ export class HttpServer implements RequestSink {
       sendError(ctx, new GatewayError('unsupported_media_type'));
       return;
     }
-    readBody(res, ctx.contentLength, this.opts.maxBodyBytes, (tooLarge, body) => {
+    readBody(ctx.res, ctx.contentLength, this.opts.maxBodyBytes, (tooLarge, body) => {
       if (ctx.aborted) return;
       if (tooLarge === BODY_TOO_LARGE) {
         // The rest of the body is still on the wire: close after answering.
@@ -89,6 +151,12 @@ export class HttpServer implements RequestSink {
       if (route.rawBody === true) {
         ctx.rawBody = body;
         this.run(ctx);
+        return;
+      }
+      // V8's JSON.parse and everything after it recurse: bound the nesting on the bytes first.
+      const fault = nestingFault(body, this.opts.maxJsonDepth);
+      if (fault !== null) {
+        sendError(ctx, nestingError(fault, this.opts.maxJsonDepth));
         return;
       }
       try {
@@ -124,7 +192,7 @@ export class HttpServer implements RequestSink {
     const seconds = (performance.now() - ctx.startedAt) / 1000;
     this.opts.metrics.observeRequest(ctx.route.surface, ctx.status, seconds);
     this.opts.logger.info(
-      { rid: ctx.requestId, method: ctx.method, path: ctx.path, status: ctx.status, ms: Math.round(seconds * 1e4) / 10, org: ctx.orgId, key_id: ctx.keyId },
+      { rid: ctx.requestId, method: ctx.method, path: ctx.path.length > MAX_LOGGED_PATH ? ctx.path.slice(0, MAX_LOGGED_PATH) + '…' : ctx.path, status: ctx.status, ms: Math.round(seconds * 1e4) / 10, org: ctx.orgId, key_id: ctx.keyId },
       'request',
     );
     this.inflight--;

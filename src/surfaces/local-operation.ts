@@ -15,7 +15,7 @@ export interface LocalTools {
 }
 
 /** Result of decoding a body in the pool: the decoded request, or the refusal to send. */
-export type DecodeResult<D> = { ok: true; decoded: D } | { ok: false; code: 'invalid_json' | 'invalid_request'; param: string | null };
+export type DecodeResult<D> = { ok: true; decoded: D } | { ok: false; code: 'invalid_json' | 'invalid_request' | 'nesting_too_deep'; param: string | null };
 
 export interface LocalOperation<D> {
   /** Label for metrics and logs, and the key of its decoder in LOCAL_DECODERS (surfaces/preparers.ts). */

@@ -37,7 +37,7 @@ export interface Prepared {
 }
 
 /** Result of preparing a body in the pool: the prepared request, or the refusal to send. */
-export type PrepareResult = { ok: true; prepared: Prepared } | { ok: false; code: 'invalid_json' | 'invalid_request'; param: string | null };
+export type PrepareResult = { ok: true; prepared: Prepared } | { ok: false; code: 'invalid_json' | 'invalid_request' | 'nesting_too_deep'; param: string | null };
 
 /** Result of decoding a supplier reply in the pool: the decoder's plain data, or the reply was not what the protocol answers. */
 export type DecodeReplyResult = { ok: true; decoded: unknown } | { ok: false };

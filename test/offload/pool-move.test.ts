@@ -6,7 +6,7 @@
 import t from 'tap';
 import { OffloadPool } from '../../src/offload/pool.js';
 
-const pool = new OffloadPool(1, 1);
+const pool = new OffloadPool(1, 1, 64);
 t.teardown(() => pool.close());
 
 /** A body in a slice of the shared slab, after other bytes, as a small request body is. */

@@ -121,7 +121,7 @@ t.test('monotone: adding words, blocks, messages, a system prompt or tools never
 });
 
 t.test('a large body through the pool: decoded and counted in one task, the same estimate as inline', async (t) => {
-  const pool = new OffloadPool(1, 1);
+  const pool = new OffloadPool(1, 1, 64);
   t.teardown(() => pool.close());
   const body = { ...base, messages: Array.from({ length: 300 }, (_, i) => ({ role: i % 2 ? 'assistant' : 'user', content: `turn ${i}: ` + 'lorem ipsum dolor '.repeat(40) })) };
   const raw = Buffer.from(JSON.stringify(body));

@@ -1,0 +1,37 @@
+// The per-key concurrency cap (billing.max_concurrent_per_key): how many
+// model calls one API key may have in progress on this worker. Taken right
+// after authentication, before the body is parsed or any money is reserved,
+// and given back exactly once when the call ends, whatever its outcome
+// (pipeline/run.ts holds it in a try/finally).
+//
+// Counted per HTTP worker, not per instance: the count lives where the calls
+// run, costs a Map update and no round trip, and a worker's crash frees its
+// slots with it. An instance therefore admits up to workers × the cap per key.
+import { GatewayError } from '../errors/gateway-error.js';
+
+export class KeySlots {
+  private readonly inUse = new Map<string, number>();
+
+  constructor(readonly max: number) {}
+
+  /** Takes one of `keyId`'s slots, or refuses with 429 concurrency_limited. */
+  take(keyId: string): void {
+    const n = this.inUse.get(keyId) ?? 0;
+    if (n >= this.max) {
+      throw new GatewayError('concurrency_limited', { retryAfterSeconds: 1, limit: { kind: 'concurrent_calls_per_key', max: this.max } });
+    }
+    this.inUse.set(keyId, n + 1);
+  }
+
+  /** Gives one slot back (the caller guarantees once per take). */
+  release(keyId: string): void {
+    const n = this.inUse.get(keyId) ?? 0;
+    if (n <= 1) this.inUse.delete(keyId);
+    else this.inUse.set(keyId, n - 1);
+  }
+
+  /** Calls in progress for `keyId` on this worker. */
+  inProgress(keyId: string): number {
+    return this.inUse.get(keyId) ?? 0;
+  }
+}
