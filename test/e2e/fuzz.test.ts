@@ -8,7 +8,7 @@
 // requests). Replay a run with FUZZ_SEED=<the printed seed>.
 import t from 'tap';
 import { startGateway } from '../helpers/gateway.js';
-import { chatEnvelopeFault, restEnvelopeFault } from '../helpers/envelopes.js';
+import { chatEnvelopeFault, embeddingsEnvelopeFault, imagesEnvelopeFault, messagesEnvelopeFault, restEnvelopeFault } from '../helpers/envelopes.js';
 import { ADMIN_TOKEN, console_, organization, provision } from '../helpers/provision.js';
 import { testDatabase } from '../helpers/services.js';
 import { rawRequest, workerPids, type RawAnswer } from '../helpers/workers.js';
@@ -30,7 +30,7 @@ const rand = prng(SEED);
 const int = (n: number) => Math.floor(rand() * n);
 const pick = <T>(xs: readonly T[]): T => xs[int(xs.length)];
 
-type Envelope = 'chat' | 'rest';
+type Envelope = 'chat' | 'responses' | 'messages' | 'count_tokens' | 'embeddings' | 'images' | 'rest';
 
 /**
  * The model surfaces: path, envelope and sample bodies. A new surface is one
@@ -58,6 +58,68 @@ const SURFACES: Array<{ name: string; path: string; envelope: Envelope; samples:
         ],
       },
     ],
+  },
+  {
+    name: 'messages',
+    path: '/v1/messages',
+    envelope: 'messages',
+    samples: [
+      { model: 'ks-quill-1', max_tokens: 50, messages: [{ role: 'user', content: 'hi [sim:words=2]' }] },
+      {
+        model: 'ks-quill-1',
+        max_tokens: 50,
+        stream: true,
+        system: [{ type: 'text', text: 'be brief' }],
+        temperature: 0.5,
+        stop_sequences: ['END'],
+        tools: [{ name: 'f', input_schema: { type: 'object', properties: { a: { type: 'string' } } } }],
+        tool_choice: { type: 'auto' },
+        messages: [
+          { role: 'user', content: [{ type: 'text', text: 'go [sim:words=2]' }] },
+          { role: 'assistant', content: [{ type: 'tool_use', id: 't1', name: 'f', input: { a: 'b' } }] },
+          { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't1', content: 'ok' }] },
+        ],
+      },
+    ],
+  },
+  {
+    name: 'count_tokens',
+    path: '/v1/messages/count_tokens',
+    envelope: 'count_tokens',
+    samples: [{ model: 'ks-quill-1', system: 'be brief', tools: [{ name: 'f', input_schema: { type: 'object' } }], messages: [{ role: 'user', content: 'hi' }] }],
+  },
+  {
+    name: 'responses',
+    path: '/v1/responses',
+    envelope: 'responses',
+    samples: [
+      { model: 'nw-swift-1', input: 'hi [sim:words=2]' },
+      {
+        model: 'nw-swift-1',
+        stream: true,
+        instructions: 'be brief',
+        max_output_tokens: 50,
+        tools: [{ type: 'function', name: 'f', parameters: { type: 'object' } }],
+        tool_choice: 'auto',
+        input: [
+          { type: 'message', role: 'user', content: 'go [sim:words=2]' },
+          { type: 'function_call', call_id: 'c1', name: 'f', arguments: '{}' },
+          { type: 'function_call_output', call_id: 'c1', output: 'ok' },
+        ],
+      },
+    ],
+  },
+  {
+    name: 'embeddings',
+    path: '/v1/embeddings',
+    envelope: 'embeddings',
+    samples: [{ model: 'nw-embed-1', encoding_format: 'base64', input: ['hi', 'there'] }],
+  },
+  {
+    name: 'images',
+    path: '/v1/images/generations',
+    envelope: 'images',
+    samples: [{ model: 'au-canvas-1', prompt: 'a kite', n: 1, size: '256x256' }],
   },
 ];
 
@@ -141,15 +203,35 @@ function randomBytes(n: number): Buffer {
   }));
 }
 
+/** The end a stream of each surface must reach when it succeeds. */
+const STREAM_END: Partial<Record<Envelope, string>> = { chat: 'data: [DONE]', messages: 'event: message_stop', responses: 'response.completed' };
+
 function okSuccess(envelope: Envelope, answer: RawAnswer): string | null {
-  if (envelope === 'chat') {
-    if ((answer.headers['content-type'] ?? '').startsWith('text/event-stream')) return answer.body.includes('data: [DONE]') ? null : 'a stream without [DONE]';
+  const end = STREAM_END[envelope];
+  if (end !== undefined && (answer.headers['content-type'] ?? '').startsWith('text/event-stream')) return answer.body.includes(end) ? null : `a stream without ${end}`;
+  if (envelope !== 'rest') {
     const body = JSON.parse(answer.body);
-    return body.object === 'chat.completion' && Array.isArray(body.choices) ? null : 'not a chat completion';
+    const ok =
+      envelope === 'chat' ? body.object === 'chat.completion' && Array.isArray(body.choices)
+      : envelope === 'messages' ? body.type === 'message' && Array.isArray(body.content)
+      : envelope === 'count_tokens' ? Number.isSafeInteger(body.input_tokens) && body.estimated === true
+      : envelope === 'responses' ? body.object === 'response' && Array.isArray(body.output)
+      : envelope === 'embeddings' ? body.object === 'list' && Array.isArray(body.data)
+      : typeof body.created === 'number' && Array.isArray(body.data);
+    return ok ? null : `not a ${envelope} reply`;
   }
   const body = answer.body === '' ? {} : JSON.parse(answer.body);
   return typeof body === 'object' && body !== null && !('error' in body) ? null : 'not a console object';
 }
+
+const ENVELOPE_FAULT: Record<Exclude<Envelope, 'rest'>, (body: unknown) => string | null> = {
+  chat: chatEnvelopeFault,
+  responses: chatEnvelopeFault,
+  messages: messagesEnvelopeFault,
+  count_tokens: messagesEnvelopeFault,
+  embeddings: embeddingsEnvelopeFault,
+  images: imagesEnvelopeFault,
+};
 
 function head(method: string, path: string | Buffer, headers: Array<[string, string | Buffer]>): Buffer {
   const parts: Buffer[] = [Buffer.from(`${method} `), Buffer.isBuffer(path) ? path : Buffer.from(path), Buffer.from(' HTTP/1.1\r\nHost: x\r\nConnection: close')];
@@ -219,7 +301,7 @@ if (db !== null) {
       }
       // An unknown path is the service's own 404, whatever surface it was meant for.
       const restAnswer = envelope === 'rest' || (answer.status === 404 && (body as any)?.error?.code === 'not_found');
-      const fault = restAnswer ? restEnvelopeFault(body, answer.headers['x-request-id']) : chatEnvelopeFault(body);
+      const fault = restAnswer ? restEnvelopeFault(body, answer.headers['x-request-id']) : ENVELOPE_FAULT[envelope](body);
       if (fault !== null) fail(`${what}: ${answer.status} in the wrong envelope (${fault}): ${answer.body.slice(0, 200)}`);
     };
 
