@@ -200,6 +200,15 @@ export function machineBusyMs(): number {
   return ((user! + nice! + system! + steal!) * 1000) / CLK_TCK;
 }
 
+/** The command name of a process ('' once it is gone). */
+export function commOf(pid: number): string {
+  try {
+    return readFileSync(`/proc/${pid}/comm`, 'latin1').trim();
+  } catch {
+    return '';
+  }
+}
+
 /** Direct children of `pid` (the cluster workers of a gateway's primary). */
 export function childrenOf(pid: number): number[] {
   const out: number[] = [];

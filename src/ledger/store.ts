@@ -1,6 +1,6 @@
-// What the ledger reads from and writes to PostgreSQL (or PGlite). Every write
-// is one statement: atomic without an explicit transaction, so nothing here
-// ever holds a pglite-socket session open across awaits.
+// What the ledger reads from and writes to PostgreSQL. Every write is one
+// statement (a batch of usage rows and journal entries, multi-row through
+// unnest): atomic without an explicit transaction, one round trip per flush.
 import type { Funding } from '../auth/types.js';
 import type { Pool } from '../store/pool.js';
 import type { AccountRow, Entry } from './actor.js';

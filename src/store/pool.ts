@@ -1,5 +1,5 @@
-// The one SQL code path: a pg Pool, whether the server is a real PostgreSQL
-// or the embedded PGlite served over pglite-socket.
+// The one SQL code path: a pg Pool, whether the server is an external
+// PostgreSQL (DATABASE_URL) or the embedded one the primary starts.
 import pg from 'pg';
 
 // int8 columns hold money in micros and counters; all stay below 2^53.
