@@ -85,6 +85,16 @@ function storeUrl(password: string, host: string, port: number): string {
   return `postgres://postgres:${encodeURIComponent(password)}@${encodeURIComponent(host)}:${port}/postgres`;
 }
 
+/** The last lines of the server's log, to say why it did not start. */
+function logTail(dataDir: string): string {
+  try {
+    const lines = readFileSync(join(dataDir, 'postgres.log'), 'utf8').trimEnd().split('\n').slice(-5);
+    return `; the end of ${join(dataDir, 'postgres.log')}:\n  ${lines.join('\n  ')}`;
+  } catch {
+    return '';
+  }
+}
+
 export interface EmbeddedOptions {
   /** The server's max_connections: every pool of every process, plus room for the `tollgate` command. */
   maxConnections: number;
@@ -135,7 +145,7 @@ export async function openEmbeddedStore(dataDir: string, opts: EmbeddedOptions):
   } catch (err) {
     if (logFd !== null) closeSync(logFd);
     unlock();
-    throw err;
+    throw new Error(`${(err as Error).message}${logTail(dataDir)}`, { cause: err });
   }
 }
 
