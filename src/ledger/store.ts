@@ -121,7 +121,8 @@ export class PgLedgerStore implements LedgerStore {
   }
 
   async writeBatch(usage: UsageRow[], entries: Entry[], tags: string[]): Promise<Set<string>> {
-    const { rows } = await this.pool.query<{ id: string }>(WRITE_BATCH, [...entryColumns(entries, tags), ...usageColumns(usage)]);
+    // Named: each connection parses and plans this large statement once, not on every flush.
+    const { rows } = await this.pool.query<{ id: string }>({ name: 'ledger_write_batch', text: WRITE_BATCH, values: [...entryColumns(entries, tags), ...usageColumns(usage)] });
     return new Set(rows.map((r) => r.id));
   }
 
