@@ -13,8 +13,10 @@ export type TargetKind = 'direct' | 'bare' | 'tollgate' | 'extra';
 
 export interface ProcessRole {
   pid: number;
-  /** "primary", "worker", "proxy", "simulator", "process" */
+  /** "primary", "worker", "db", "proxy", "simulator", "process" */
   role: string;
+  /** Also count the CPU of its children that exited during the job (a server's short-lived backends, autovacuum workers). */
+  reaped?: boolean;
 }
 
 export interface Target {
@@ -136,11 +138,11 @@ export async function startTollgate(o: TollgateOptions): Promise<Target> {
  * embedded default, the PostgreSQL server it started with every backend
  * (role `db`: the store's cost, which PGlite used to add to the primary's).
  */
-function tollgateProcesses(primary: number): Array<{ pid: number; role: string }> {
-  const out = [{ pid: primary, role: 'primary' }];
+function tollgateProcesses(primary: number): ProcessRole[] {
+  const out: ProcessRole[] = [{ pid: primary, role: 'primary' }];
   for (const pid of childrenOf(primary)) {
     if (commOf(pid) !== 'postgres') out.push({ pid, role: 'worker' });
-    else out.push({ pid, role: 'db' }, ...childrenOf(pid).map((c) => ({ pid: c, role: 'db' })));
+    else out.push({ pid, role: 'db', reaped: true }, ...childrenOf(pid).map((c) => ({ pid: c, role: 'db' })));
   }
   return out;
 }

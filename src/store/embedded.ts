@@ -10,10 +10,10 @@
 //   postgres.log        the server's own log
 //   gateway.lock        who holds the directory (data-lock.ts)
 import { randomBytes, createHash } from 'node:crypto';
-import { chownSync, closeSync, existsSync, lstatSync, mkdirSync, openSync, readFileSync, realpathSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, closeSync, existsSync, lstatSync, mkdirSync, openSync, readFileSync, realpathSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import { createServer } from 'node:net';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { lockDataDir, lockHolder } from './data-lock.js';
 import { findBinaries, initCluster, recoverLeftovers, serverUser, startServer, type ServerUser } from './pg-server.js';
 
@@ -60,6 +60,10 @@ function prepareCluster(dataDir: string, user: ServerUser | null): string {
   if (existsSync(link)) return realpathSync(link);
   if (lstatSync(link, { throwIfNoEntry: false }) !== undefined) throw new Error(`${link} is a link to a directory that is gone`);
   let dir = link;
+  if (user !== null && !canReach(dataDir, user) && canReach(dirname(dataDir), user)) {
+    // Only data_dir itself is closed (as mkdtemp makes it): let the server's account pass through it, not list it.
+    chmodSync(dataDir, statSync(dataDir).mode | 0o001);
+  }
   if (user !== null && !canReach(dataDir, user)) {
     dir = join('/var/lib/tollgate', createHash('sha256').update(dataDir).digest('hex').slice(0, 16));
     mkdirSync('/var/lib/tollgate', { recursive: true, mode: 0o755 });

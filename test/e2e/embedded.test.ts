@@ -136,15 +136,24 @@ t.test('a server left running on the data directory by a dead gateway is stopped
   t.equal(await gw.stop(), 0);
 });
 
-t.test('run as root with a data directory closed to others: the cluster lives in /var/lib/tollgate, linked from it', { skip: process.getuid?.() !== 0 && 'not root' }, async (t) => {
+t.test('run as root with a data directory closed to others: it is opened for passing through (o+x)', { skip: process.getuid?.() !== 0 && 'not root' }, async (t) => {
   const closed = tempDir('tollgate-closed-');
   chmodSync(closed, 0o700);
   const store = await openEmbeddedStore(closed, { maxConnections: 8 });
+  t.teardown(() => rmSync(closed, { recursive: true, force: true }));
+  t.equal(statSync(closed).mode & 0o777, 0o701, 'o+x added, nothing else');
+  t.notOk(lstatSync(clusterPath(closed)).isSymbolicLink(), 'the cluster is inside it');
+  await store.close();
+});
+
+t.test('run as root under a parent closed to others: the cluster lives in /var/lib/tollgate, linked from it', { skip: process.getuid?.() !== 0 && 'not root' }, async (t) => {
+  const parent = tempDir('tollgate-closed-parent-');
+  chmodSync(parent, 0o700);
+  const closed = join(parent, 'data');
+  t.teardown(() => rmSync(parent, { recursive: true, force: true }));
+  const store = await openEmbeddedStore(closed, { maxConnections: 8 });
   const target = realpathSync(clusterPath(closed));
-  t.teardown(() => {
-    rmSync(closed, { recursive: true, force: true });
-    rmSync(target, { recursive: true, force: true });
-  });
+  t.teardown(() => rmSync(target, { recursive: true, force: true }));
   t.ok(lstatSync(clusterPath(closed)).isSymbolicLink(), 'data_dir/postgres is a link');
   t.match(target, /^\/var\/lib\/tollgate\//);
   t.ok(pidAlive(store.pid));
