@@ -3,7 +3,7 @@
 // in the same run, the Redis-streams host.
 //
 //   npx tsc -p . && node dist/bench/ledger-roundtrip.js [--workers 2] [--calls 5000] [--inflight 64] [--out file.json]
-//   BENCH_DATABASE_URL=postgres://... to use a real PostgreSQL instead of a temporary PGlite (the bench
+//   BENCH_DATABASE_URL=postgres://... to use that PostgreSQL instead of an embedded one on a temporary directory (the bench
 //     works in a database of its own on that server, dropped at the end). The Redis host needs it.
 //   BENCH_REDIS_URL (default redis://127.0.0.1:6379): the Redis host's phases run when it answers.
 //
@@ -192,7 +192,7 @@ async function primary(): Promise<void> {
     url = own.url;
   } else {
     dir = mkdtempSync(join(tmpdir(), 'tollgate-bench-'));
-    embedded = await openEmbeddedStore(dir, 16);
+    embedded = await openEmbeddedStore(dir, { maxConnections: 32 });
     url = embedded.url;
   }
   const pool = createPool(url, 4);
@@ -207,7 +207,7 @@ async function primary(): Promise<void> {
   for (const kind of hosts) for (const flushMs of [100, 0]) results.push(await phase(kind, flushMs, orgId, url, pool));
   const report = {
     bench: 'ledger-roundtrip',
-    store: embedded !== null ? 'pglite' : 'postgres',
+    store: embedded !== null ? 'embedded' : 'postgres',
     redis: hosts.includes('redis') ? REDIS_URL.replace(/\/\/[^@]*@/, '//') : null,
     node: process.version,
     cpus: (await import('node:os')).availableParallelism(),

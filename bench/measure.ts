@@ -4,7 +4,7 @@
 import { join } from 'node:path';
 import { packageRoot } from '../src/config/paths.js';
 import type { LoadJob, LoadMessage, LoadResult } from './loadgen-job.js';
-import { cpuMs, machineBusyMs, rssBytes, Spawned } from './procs.js';
+import { cpuMs, cpuMsReaped, machineBusyMs, rssBytes, Spawned } from './procs.js';
 import type { ProcessRole, Target } from './targets.js';
 
 const RSS_SAMPLE_MS = 100;
@@ -76,7 +76,9 @@ export interface MeasureContext {
 }
 
 export async function measure(ctx: MeasureContext, target: Target, scenario: string, round: number, job: LoadJob): Promise<Sample> {
-  const roles = target.processes();
+  let roles = target.processes();
+  const reaped = new Set(roles.filter((r) => r.reaped).map((r) => r.pid));
+  const cpuOf = (pid: number): number | null => (reaped.has(pid) ? cpuMsReaped(pid) : cpuMs(pid));
   const pids = [...new Set([...roles.map((r) => r.pid), ctx.simulatorPid])];
   const before = new Map<number, number>();
   const peak = new Map<number, number>();
@@ -94,7 +96,7 @@ export async function measure(ctx: MeasureContext, target: Target, scenario: str
     result = await ctx.loadgen.run(job, () => {
       busy0 = machineBusyMs();
       self0 = process.cpuUsage();
-      for (const pid of pids) before.set(pid, cpuMs(pid) ?? 0);
+      for (const pid of pids) before.set(pid, cpuOf(pid) ?? 0);
       sampleRss();
       timer = setInterval(sampleRss, RSS_SAMPLE_MS);
     });
@@ -102,7 +104,13 @@ export async function measure(ctx: MeasureContext, target: Target, scenario: str
     if (timer !== null) clearInterval(timer);
   }
   sampleRss();
-  const used = (pid: number): number => Math.max(0, (cpuMs(pid) ?? before.get(pid) ?? 0) - (before.get(pid) ?? 0));
+  // Processes that appeared during the job (a new server backend) count whole.
+  const known = new Set(roles.map((r) => r.pid));
+  const fresh = target.processes().filter((r) => !known.has(r.pid));
+  for (const r of fresh) before.set(r.pid, 0);
+  roles = [...roles, ...fresh];
+  pids.push(...fresh.map((r) => r.pid));
+  const used = (pid: number): number => Math.max(0, (cpuOf(pid) ?? before.get(pid) ?? 0) - (before.get(pid) ?? 0));
   const self = process.cpuUsage(self0);
   const ours = pids.reduce((sum, pid) => sum + used(pid), 0) + result.cpuUserMs + result.cpuSystemMs + (self.user + self.system) / 1000;
   const otherCores = result.elapsedMs > 0 ? Math.max(0, machineBusyMs() - busy0 - ours) / result.elapsedMs : 0;

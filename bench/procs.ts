@@ -178,6 +178,17 @@ export function cpuMs(pid: number): number | null {
   }
 }
 
+/** cpuMs plus the CPU of its children that exited and were waited for (cutime + cstime). */
+export function cpuMsReaped(pid: number): number | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return ((Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14])) * 1000) / CLK_TCK;
+  } catch {
+    return null;
+  }
+}
+
 /** Resident set size (VmRSS) in bytes; null once the process is gone. */
 export function rssBytes(pid: number): number | null {
   try {
@@ -198,6 +209,15 @@ export function machineBusyMs(): number {
   const line = readFileSync('/proc/stat', 'latin1').split('\n', 1)[0]!;
   const [, user, nice, system, , , , , steal] = line.trim().split(/\s+/).map(Number);
   return ((user! + nice! + system! + steal!) * 1000) / CLK_TCK;
+}
+
+/** The command name of a process ('' once it is gone). */
+export function commOf(pid: number): string {
+  try {
+    return readFileSync(`/proc/${pid}/comm`, 'latin1').trim();
+  } catch {
+    return '';
+  }
 }
 
 /** Direct children of `pid` (the cluster workers of a gateway's primary). */

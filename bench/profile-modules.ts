@@ -28,7 +28,6 @@ export function moduleOf(f: Frame): string {
     if (/^validate\d*$/.test(f.functionName)) return 'ajv (compiled validators)';
     return `V8 builtin (${f.functionName || 'anonymous'})`;
   }
-  if (url.startsWith('wasm://')) return 'PGlite (WASM Postgres)';
   const pkg = /\/node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(url);
   if (pkg !== null) return pkg[1]!;
   const own = /\/dist\/(src|workers)\/([^/]+)(\/|\.js)/.exec(url);
@@ -53,7 +52,6 @@ const GROUPS: Array<[RegExp, string]> = [
   [/^tollgate src\/(metrics|log)$/, 'metrics + log (own)'],
   [/^tollgate /, 'tollgate (other)'],
   [/^piscina$/, 'piscina'],
-  [/^PGlite|^@electric-sql\//, 'PGlite (embedded store)'],
   [/^(pg|pg-protocol|pg-pool|pg-types|pgpass|postgres-.*)$/, 'pg client'],
   [/^(ioredis|redis-.*|cluster-key-slot|denque)$/, 'redis client'],
   [/^tollgate src\/(store)$/, 'store (own)'],

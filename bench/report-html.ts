@@ -73,7 +73,7 @@ function memorySection(r: Report, colors: Map<string, string>): string {
       return b === undefined ? null : Math.round(b / MB);
     }),
   }));
-  return `<section><h2>Memory</h2><p class="note">Peak resident memory sampled every 100 ms during each scenario; for several processes of one role, the largest. Tollgate's primary holds the embedded store (PGlite) and the ledger actors; its workers serve HTTP. The <code>tokenizer</code> scenario shows a worker with its token-counting thread busy.</p>${barChart({ title: 'Peak RSS by process role', unit: 'MB', series, groups, digits: 0 })}</section>`;
+  return `<section><h2>Memory</h2><p class="note">Peak resident memory sampled every 100 ms during each scenario; for several processes of one role, the largest. Tollgate's primary holds the ledger actors and starts the embedded PostgreSQL (a separate process, not counted here); its workers serve HTTP. The <code>tokenizer</code> scenario shows a worker with its token-counting thread busy.</p>${barChart({ title: 'Peak RSS by process role', unit: 'MB', series, groups, digits: 0 })}</section>`;
 }
 
 function sweepSection(r: Report): string {

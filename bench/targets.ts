@@ -7,14 +7,16 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { packageRoot } from '../src/config/paths.js';
-import { childrenOf, freePort, Spawned } from './procs.js';
+import { childrenOf, commOf, freePort, Spawned } from './procs.js';
 
 export type TargetKind = 'direct' | 'bare' | 'tollgate' | 'extra';
 
 export interface ProcessRole {
   pid: number;
-  /** "primary", "worker", "proxy", "simulator", "process" */
+  /** "primary", "worker", "db", "proxy", "simulator", "process" */
   role: string;
+  /** Also count the CPU of its children that exited during the job (a server's short-lived backends, autovacuum workers). */
+  reaped?: boolean;
 }
 
 export interface Target {
@@ -116,11 +118,11 @@ export async function startTollgate(o: TollgateOptions): Promise<Target> {
       origin,
       pathPrefix: '',
       headers: { authorization: `Bearer ${key}` },
-      processes: () => [{ pid: proc.pid, role: 'primary' }, ...childrenOf(proc.pid).map((pid) => ({ pid, role: 'worker' }))],
+      processes: () => tollgateProcesses(proc.pid),
       settings: {
         workers: o.workers,
         piscina_max_threads: o.piscinaMaxThreads,
-        store: o.databaseUrl ? 'postgres' : 'embedded PGlite',
+        store: o.databaseUrl ? 'postgres' : 'embedded PostgreSQL',
         ledger: o.redisUrl ? 'redis' : 'primary',
       },
       stop: () => proc.stop(),
@@ -129,6 +131,20 @@ export async function startTollgate(o: TollgateOptions): Promise<Target> {
     await proc.stop();
     throw err;
   }
+}
+
+/**
+ * A Tollgate's processes by role: its primary, its HTTP workers and, on the
+ * embedded default, the PostgreSQL server it started with every backend
+ * (role `db`: the store's cost, which PGlite used to add to the primary's).
+ */
+function tollgateProcesses(primary: number): ProcessRole[] {
+  const out: ProcessRole[] = [{ pid: primary, role: 'primary' }];
+  for (const pid of childrenOf(primary)) {
+    if (commOf(pid) !== 'postgres') out.push({ pid, role: 'worker' });
+    else out.push({ pid, role: 'db', reaped: true }, ...childrenOf(pid).map((c) => ({ pid: c, role: 'db' })));
+  }
+  return out;
 }
 
 /** An organization with a balance no run can spend and quotas no run can hit, and one key. */

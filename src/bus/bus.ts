@@ -1,8 +1,8 @@
 // Change notifications between processes and instances: "the catalog has a
-// new revision", "this key changed". One small interface, several transports:
-// cluster IPC in the embedded default (NOTIFY does not cross pglite-socket
-// connections), LISTEN/NOTIFY with a real PostgreSQL. Every consumer also
-// polls, so a lost notification only delays a change, never loses it.
+// new revision", "this key changed". One interface; its transport is
+// PostgreSQL LISTEN/NOTIFY (pg-bus.ts), embedded default and DATABASE_URL
+// alike. Every consumer also polls, so a lost notification only delays a
+// change, never loses it.
 
 export type Topic = 'catalog' | 'keys' | 'orgs';
 

@@ -1,11 +1,9 @@
-// The cluster primary: owns the store (in the embedded default it opens
-// PGlite and serves it over pglite-socket), applies migrations, seeds the demo
-// catalog, starts the simulator supplier, forks one HTTP worker per core and
-// restarts any that dies, relays change notifications, and on SIGTERM/SIGINT
-// drains the workers and exits 0.
+// The cluster primary: owns the store (in the embedded default it starts a
+// PostgreSQL server under data_dir and stops it last), applies migrations,
+// seeds the demo catalog, starts the simulator supplier, forks one HTTP worker
+// per core and restarts any that dies, and on SIGTERM/SIGINT (or when the npm
+// process that started it goes away) drains the workers and exits 0.
 import cluster, { type Worker } from 'node:cluster';
-import type { ChangeBus } from '../bus/bus.js';
-import { PrimaryIpcBus } from '../bus/ipc-bus.js';
 import { PgBus } from '../bus/pg-bus.js';
 import { seedDemoCatalog } from '../catalog/seed.js';
 import { scheduleTypicalRequests } from '../catalog/typical.js';
@@ -35,8 +33,11 @@ export async function runPrimary(config: Config): Promise<void> {
   let embedded: EmbeddedStore | null = null;
   let storeUrl = config.database_url;
   if (storeUrl === null) {
-    embedded = await openEmbeddedStore(config.data_dir, config.workers * config.pools.pg_max + 16);
+    // Every worker's pool and bus connection, this process's, and room for `tollgate` commands.
+    embedded = await openEmbeddedStore(config.data_dir, { maxConnections: config.workers * (config.pools.pg_max + 1) + 16 });
     storeUrl = embedded.url;
+    if (embedded.recovered !== null) logger.warn({ dataDir: config.data_dir }, `embedded store: ${embedded.recovered}`);
+    logger.info({ postgresPid: embedded.pid, dataDir: config.data_dir, created: embedded.created, ms: Math.round(performance.now() - started) }, 'embedded store: PostgreSQL started');
   }
   const pool = createPool(storeUrl, 4);
   const applied = await migrate(pool);
@@ -53,14 +54,8 @@ export async function runPrimary(config: Config): Promise<void> {
   }
 
   const channel = new PrimaryChannel();
-  let bus: ChangeBus;
-  if (config.database_url !== null) {
-    const pgBus = new PgBus(storeUrl, pool, logger);
-    await pgBus.start();
-    bus = pgBus;
-  } else {
-    bus = new PrimaryIpcBus(channel);
-  }
+  const bus = new PgBus(storeUrl, pool, logger);
+  await bus.start();
   serveMetricsFromPrimary(channel, new Metrics('primary'));
   const stopTypical = scheduleTypicalRequests(pool, bus, config.catalog.typical_refresh_ms, config.catalog.typical_window_days, logger);
   // The organizations' ledger actors live here: all of them (embedded host, workers reach them over IPC), or
@@ -105,7 +100,7 @@ export async function runPrimary(config: Config): Promise<void> {
     'listening',
   );
 
-  const shutdown = async (signal: string): Promise<void> => {
+  const shutdown = async (signal: string, exitCode = 0): Promise<void> => {
     if (shuttingDown) return;
     shuttingDown = true;
     logger.info({ signal }, 'shutting down: draining workers');
@@ -126,8 +121,28 @@ export async function runPrimary(config: Config): Promise<void> {
     await embedded?.close();
     logger.info('stopped');
     await flushLogger(logger);
-    process.exit(0);
+    process.exit(exitCode);
   };
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
   process.on('SIGINT', () => void shutdown('SIGINT'));
+  void embedded?.exited.then(() => {
+    if (shuttingDown) return;
+    logger.error({ dataDir: config.data_dir }, 'embedded store: PostgreSQL exited on its own; stopping (see postgres.log in the data directory)');
+    void shutdown('store exited', 1);
+  });
+  watchNpmParent(() => void shutdown('parent exited'));
+}
+
+/**
+ * Started by `npm start`, npm is what the operator stops: if it goes away
+ * (killed, even with -9, so it could not pass the signal on), stop too rather
+ * than keep serving as an orphan. The start script also `exec`s node, so a
+ * SIGTERM to npm reaches this process directly; this covers the rest.
+ */
+function watchNpmParent(stop: () => void): void {
+  if (process.env.npm_lifecycle_event === undefined) return;
+  const parent = process.ppid;
+  setInterval(() => {
+    if (process.ppid !== parent) stop();
+  }, 500).unref();
 }

@@ -1,7 +1,5 @@
 // One HTTP worker process: connects to the store, loads the catalog, serves
 // the routing table on the shared port, drains on shutdown.
-import type { ChangeBus } from '../bus/bus.js';
-import { WorkerIpcBus } from '../bus/ipc-bus.js';
 import { PgBus } from '../bus/pg-bus.js';
 import { startAuth } from '../auth/index.js';
 import { createBilling } from '../billing/index.js';
@@ -47,14 +45,8 @@ export async function runWorker(config: Config): Promise<void> {
   const metrics = new Metrics();
   const pool = createPool(storeUrl, config.pools.pg_max);
 
-  let bus: ChangeBus;
-  if (config.database_url !== null) {
-    const pgBus = new PgBus(storeUrl, pool, logger);
-    await pgBus.start();
-    bus = pgBus;
-  } else {
-    bus = new WorkerIpcBus(channel);
-  }
+  const bus = new PgBus(storeUrl, pool, logger);
+  await bus.start();
 
   const catalog = new CatalogHolder(pool, simulatorUrl, config.catalog.refresh_ms, logger);
   await catalog.start();

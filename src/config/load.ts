@@ -102,7 +102,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(`config: ${where} ${e.message}${extra}${envName ? ` (from ${envName})` : ''}`);
   }
   const config = tree as unknown as Config;
-  // Instances share one ledger through Redis only if they also share its store: an embedded PGlite is one machine's.
+  // Instances share one ledger through Redis only if they also share its store: the embedded PostgreSQL is one machine's.
   if (config.redis_url !== null && config.database_url === null) {
     throw new ConfigError(`config: redis_url needs database_url: every instance sharing a Redis ledger must use the same PostgreSQL${fromEnv.has('/redis_url') ? ' (from REDIS_URL)' : ''}`);
   }

@@ -1,6 +1,6 @@
-// What the ledger reads from and writes to PostgreSQL (or PGlite). Every write
-// is one statement: atomic without an explicit transaction, so nothing here
-// ever holds a pglite-socket session open across awaits.
+// What the ledger reads from and writes to PostgreSQL. Every write is one
+// statement (a batch of usage rows and journal entries, multi-row through
+// unnest): atomic without an explicit transaction, one round trip per flush.
 import type { Funding } from '../auth/types.js';
 import type { Pool } from '../store/pool.js';
 import type { AccountRow, Entry } from './actor.js';
@@ -129,7 +129,8 @@ export class PgLedgerStore implements LedgerStore {
   }
 
   async writeBatch(usage: UsageRow[], entries: Entry[], tags: string[]): Promise<Set<string>> {
-    const { rows } = await this.pool.query<{ id: string }>(WRITE_BATCH, [...entryColumns(entries, tags), ...usageColumns(usage)]);
+    // Named: each connection parses and plans this large statement once, not on every flush.
+    const { rows } = await this.pool.query<{ id: string }>({ name: 'ledger_write_batch', text: WRITE_BATCH, values: [...entryColumns(entries, tags), ...usageColumns(usage)] });
     return new Set(rows.map((r) => r.id));
   }
 

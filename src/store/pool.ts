@@ -1,5 +1,5 @@
-// The one SQL code path: a pg Pool, whether the server is a real PostgreSQL
-// or the embedded PGlite served over pglite-socket.
+// The one SQL code path: a pg Pool, whether the server is an external
+// PostgreSQL (DATABASE_URL) or the embedded one the primary starts.
 import pg from 'pg';
 
 // int8 columns hold money in micros and counters, kept within 2^53 (billing/money.ts MAX_MICROS); a value past it fails its query instead of rounding.

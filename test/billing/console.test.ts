@@ -7,7 +7,7 @@ import { rmSync } from 'node:fs';
 import t from 'tap';
 import { request } from 'undici';
 import { runCli } from '../../src/console/cli/main.js';
-import { readStoreFile } from '../../src/store/embedded.js';
+import { runningEmbeddedStore } from '../../src/store/embedded.js';
 import { createPool } from '../../src/store/pool.js';
 import { startGateway, tempDir, type Gateway } from '../helpers/gateway.js';
 
@@ -113,7 +113,7 @@ t.test('`tollgate credit` on the running gateway: its ledger takes the credit in
 });
 
 t.test('usage: the newest rows and the totals', async (t) => {
-  const store = readStoreFile(dataDir)!;
+  const store = runningEmbeddedStore(dataDir)!;
   const pool = createPool(store.url, 1);
   t.teardown(() => pool.end());
   await pool.query(

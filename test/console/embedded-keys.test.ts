@@ -1,8 +1,9 @@
-// The embedded default (no DATABASE_URL, no ADMIN_TOKEN): the first start
-// creates a demo organization and key and prints the key once; the console
-// API is absent; the `tollgate` command works through the running gateway's
-// store, its edits reaching both workers by the change log alone (no bus is
-// reachable from it); with the gateway stopped it opens the data directory.
+// The embedded default (no DATABASE_URL, no ADMIN_TOKEN), two workers: the
+// first start creates a demo organization and key and prints the key once;
+// the console API is absent; the `tollgate` command works on the running
+// gateway's PostgreSQL, its edits reaching both workers within a second
+// (NOTIFY, with the change log as the fallback); with the gateway stopped it
+// starts the data directory's server itself for its own duration.
 import { existsSync, rmSync } from 'node:fs';
 import t from 'tap';
 import { startGateway, tempDir } from '../helpers/gateway.js';
@@ -43,7 +44,7 @@ t.test('first start: demo organization and key, the key printed once', async (t)
   }
 });
 
-t.test('the CLI on a running embedded gateway: its edits reach both workers within 1 s with no bus', async (t) => {
+t.test('the CLI on a running embedded gateway: its edits reach both workers within 1 s', async (t) => {
   const gw = await startGateway({ dataDir, workers: 2 });
   try {
     t.notOk(/tg_sk_[0-9A-Za-z]{43}/.test(gw.output()), 'a later start prints no key');
@@ -99,7 +100,7 @@ t.test('the CLI on a running embedded gateway: its edits reach both workers with
   }
 });
 
-t.test('with no gateway running, the CLI opens the data directory itself', async (t) => {
+t.test('with no gateway running, the CLI starts the data directory\'s server itself', async (t) => {
   const elsewhere = `${dataDir}-missing`;
   const refused = await tollgate(['keys', 'list', demo.orgId], { DATA_DIR: elsewhere });
   t.equal(refused.code, 1);
@@ -109,7 +110,7 @@ t.test('with no gateway running, the CLI opens the data directory itself', async
   t.equal(list.code, 0, list.stderr);
   const statuses = JSON.parse(list.stdout).data.map((k: any) => `${k.name}:${k.status}`).sort();
   t.same(statuses, ['Demo key:live', 'from the shell:revoked']);
-  const gw = await startGateway({ dataDir });
+  const gw = await startGateway({ dataDir, workers: 2 });
   t.equal((await call(gw.url, 'GET', '/v1/key', bearer(demo.secret))).status, 200, 'and lets go of it: the gateway starts after');
   t.equal(await gw.stop(), 0);
 });

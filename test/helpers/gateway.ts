@@ -1,7 +1,7 @@
 // Starts a real gateway (the built dist/src/main.js, as `npm start` does) on a
 // free port and talks to it over HTTP.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -32,7 +32,10 @@ export function freePort(): Promise<number> {
 }
 
 export function tempDir(prefix = 'tollgate-test-'): string {
-  return mkdtempSync(join(tmpdir(), prefix));
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  // Searchable by others, as a data directory normally is: run as root, the embedded PostgreSQL runs as `postgres`.
+  chmodSync(dir, 0o755);
+  return dir;
 }
 
 export interface StartOptions {

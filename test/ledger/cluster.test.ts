@@ -1,7 +1,7 @@
 // Billing through real processes: a cluster primary hosting the ledger actors
 // and forked workers calling Billing over real cluster IPC (see
 // test/fixtures/ledger-harness.ts). The concurrency invariant on real
-// PostgreSQL and on embedded PGlite, idempotent settlement, kill -9 of a
+// PostgreSQL and on the embedded one, idempotent settlement, kill -9 of a
 // worker with holds open, and the request quotas.
 import { randomUUID } from 'node:crypto';
 import t, { type Test } from 'tap';
@@ -102,13 +102,13 @@ t.test('50 concurrent calls, K funded: real PostgreSQL (flush_ms 0)', async (t) 
   if (url !== null) await concurrency(t, url, '0');
 });
 
-t.test('50 concurrent calls, K funded: embedded PGlite', async (t) => {
-  await concurrency(t, 'pglite', '100');
+t.test('50 concurrent calls, K funded: embedded PostgreSQL', async (t) => {
+  await concurrency(t, 'embedded', '100');
 });
 
 t.test('kill -9 of a worker with holds open: released after the lease, spendable again, the other worker kept serving', async (t) => {
   const lease = 1500;
-  const h = await startHarness(t, { store: 'pglite', workers: 2, env: { HOLD_LEASE_MS: String(lease) } });
+  const h = await startHarness(t, { store: 'embedded', workers: 2, env: { HOLD_LEASE_MS: String(lease) } });
   const K = 4;
   const orgId = await h.call<string>('createOrg', { id: randomUUID(), balance: K * C + 10 * 1000 });
   const held = await h.worker<ReserveResult[]>(0, 'reserveMany', { list: reserveArgs(orgId, 'doomed', K) });
@@ -140,7 +140,7 @@ t.test('kill -9 of a worker with holds open: released after the lease, spendable
 });
 
 t.test('quotas: per second and per minute, 429 with Retry-After; refusals take no hold', async (t) => {
-  const h = await startHarness(t, { store: 'pglite', workers: 2 });
+  const h = await startHarness(t, { store: 'embedded', workers: 2 });
   const orgId = await h.call<string>('createOrg', { id: randomUUID(), balance: 100 * C, quotaPerSecond: 5, quotaPerMinute: 8 });
   await h.worker(0, 'account', { orgId }); // activate before the clock-aligned burst
   // Start the burst just after a second begins, so it lands inside one wall-clock second.

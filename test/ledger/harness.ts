@@ -10,7 +10,7 @@ import type { ReserveArgs, ReserveResult, SettleArgs } from '../fixtures/ledger-
 export type { ReserveArgs, ReserveResult, SettleArgs };
 
 export interface HarnessOptions {
-  /** 'pglite' or a postgres:// URL. */
+  /** 'embedded' (a PostgreSQL started on a temporary directory) or a postgres:// URL. */
   store: string;
   workers: number;
   env?: Record<string, string>;

@@ -1,4 +1,4 @@
-// The SQL of the ledger, on the real PostgreSQL and on embedded PGlite: one
+// The SQL of the ledger, on the test PostgreSQL and on the embedded one: one
 // statement moves the journal, the balances and the usage rows together; a
 // repeat inserts nothing; a retry recognises its own committed write.
 import { randomUUID } from 'node:crypto';
@@ -85,9 +85,9 @@ t.test('real PostgreSQL', async (t) => {
   await suite(t, pool);
 });
 
-t.test('embedded PGlite over pglite-socket', async (t) => {
+t.test('embedded PostgreSQL', async (t) => {
   const dir = tempDir();
-  const embedded = await openEmbeddedStore(dir, 4);
+  const embedded = await openEmbeddedStore(dir, { maxConnections: 8 });
   const pool = createPool(embedded.url, 2);
   t.teardown(async () => {
     await pool.end();

@@ -4,8 +4,7 @@
 // ready() resolves is answered, never refused with 503 for want of an owner.
 import { randomBytes, randomUUID } from 'node:crypto';
 import t from 'tap';
-import { PrimaryIpcBus } from '../../../src/bus/ipc-bus.js';
-import { PrimaryChannel } from '../../../src/cluster/ipc.js';
+import type { ChangeBus } from '../../../src/bus/bus.js';
 import { createOrganization } from '../../../src/ledger/accounts.js';
 import { RedisLedgerClient } from '../../../src/ledger/redis/client.js';
 import { RedisLedgerHost } from '../../../src/ledger/redis/host.js';
@@ -16,6 +15,9 @@ import { createPool } from '../../../src/store/pool.js';
 import { sharedRedis } from '../../e2e/scale-out-helpers.js';
 import { testDatabase } from '../../helpers/services.js';
 import { Redis } from 'ioredis';
+
+/** What the host publishes (organization changes) is not this test's subject: a bus that carries nothing. */
+const QUIET_BUS: ChangeBus = { publish: async () => {}, subscribe: () => {}, close: async () => {} };
 
 const SETTINGS = { flushMs: 100, holdLeaseMs: 15_000, holdMaxMs: 3_600_000, quotaPerSecond: 1000, quotaPerMinute: 100_000 };
 const logger = createLogger('silent', 'test');
@@ -39,7 +41,7 @@ if (redisUrl !== null && db !== null) {
   const orgs = await Promise.all(Array.from({ length: SHARDS * 4 }, async (_, i) => (await createOrganization(pool, randomUUID(), `org ${i}`, 1_000_000_000)).id));
 
   const host = (keys: RedisKeys, id: string): RedisLedgerHost =>
-    new RedisLedgerHost({ url: redisUrl, keys, instanceId: id, pool, settings: SETTINGS, bus: new PrimaryIpcBus(new PrimaryChannel()), logger });
+    new RedisLedgerHost({ url: redisUrl, keys, instanceId: id, pool, settings: SETTINGS, bus: QUIET_BUS, logger });
   const client = (keys: RedisKeys, owner: string): RedisLedgerClient =>
     new RedisLedgerClient({ url: redisUrl, keys, owner, holdLeaseMs: SETTINGS.holdLeaseMs, holdMaxMs: SETTINGS.holdMaxMs, flushMs: 100, databaseUrl: db, logger });
   const reserveAll = (c: RedisLedgerClient, round: string) =>
