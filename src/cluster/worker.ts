@@ -76,7 +76,9 @@ export async function runWorker(config: Config): Promise<void> {
     logger,
     metrics,
   );
-  const offload = new OffloadPool(config.pools.piscina_min_threads, config.pools.piscina_max_threads, config.http.max_json_depth);
+  const offload = new OffloadPool(config.pools.piscina_min_threads, config.pools.piscina_max_threads, config.http.max_json_depth, (err) =>
+    logger.error({ err: (err as Error)?.message }, 'worker thread failed outside a task'),
+  );
   const pipeline: PipelineDeps = {
     authenticator: auth.authenticator,
     catalog,

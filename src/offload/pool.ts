@@ -38,6 +38,8 @@ export class OffloadPool {
     private readonly maxThreads: number,
     /** Bodies prepared here nest at most this deep (http.max_json_depth); the task checks before it parses. */
     private readonly maxJsonDepth: number,
+    /** A thread that fails outside a task (a task file that cannot load): without a listener piscina's 'error' would crash the HTTP worker. */
+    private readonly onThreadError: (err: unknown) => void = () => {},
   ) {}
 
   private get threads(): Piscina {
@@ -47,6 +49,7 @@ export class OffloadPool {
       maxThreads: this.maxThreads,
       idleTimeout: 60_000,
     });
+    this.pool.on('error', this.onThreadError);
     return this.pool;
   }
 

@@ -101,4 +101,11 @@ if (db !== null) {
     t.match(shape.stderr, /catalog file: \/models\/0 must have required property/);
     t.equal((await listed()).catalog_revision, 3, 'no revision published');
   });
+
+  t.test('a price beyond the documented maximum is refused: no bounded call may price past 2^53 micros', async (t) => {
+    const r = await tollgate(['catalog', 'apply', file('dear.json', catalog(1_000_000_000_001))], { DATABASE_URL: db });
+    t.not(r.code, 0);
+    t.match(r.stderr, /input_micros_per_mtok must be <= 1000000000000/);
+    t.equal((await listed()).catalog_revision, 3, 'no revision published');
+  });
 }
