@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { Ajv, type ErrorObject } from 'ajv';
 import { configDir } from '../config/paths.js';
 import type { PoolClient } from '../store/pool.js';
+import { wireSpeaks } from '../suppliers/wire.js';
 import type { CredentialPolicy } from './credentials.js';
 import { publishRevision } from './publish.js';
 
@@ -51,9 +52,27 @@ export function checkCredentials(file: CatalogFile, credentials: CredentialPolic
   if (refused.length > 0) throw new CatalogFileError(refused.join('\n'));
 }
 
+/** The refusal for a supplier whose wire cannot speak a protocol (null: it can). */
+function unspeakable(supplier: string, wire: string, protocol: string): string | null {
+  return wireSpeaks(wire, protocol) ? null : `supplier ${supplier}: wire ${wire} cannot speak ${protocol}`;
+}
+
+/**
+ * Every protocol a supplier declares must be one its wire can speak: a wire
+ * has no URL for any other (requests would go to a path ending in "null").
+ * All refusals are listed.
+ */
+export function checkWires(file: CatalogFile): void {
+  const refused = (file.suppliers ?? []).flatMap((s) =>
+    (Array.isArray(s.protocols) ? s.protocols : []).map((p: unknown) => unspeakable(String(s.name), String(s.wire_protocol), String(p))).filter((r) => r !== null),
+  );
+  if (refused.length > 0) throw new CatalogFileError(refused.join('\n'));
+}
+
 /** Applies `file` inside the caller's transaction and publishes a revision. */
 export async function applyCatalog(db: PoolClient, file: CatalogFile, note: string, credentials: CredentialPolicy): Promise<number> {
   checkCredentials(file, credentials);
+  checkWires(file);
   for (const v of file.vendors ?? []) {
     await db.query(
       `INSERT INTO vendors (id, code, display_name_en, display_name_ru) VALUES ($1, $2, $3, $4)
@@ -71,7 +90,9 @@ export async function applyCatalog(db: PoolClient, file: CatalogFile, note: stri
   }
   const vendors = await idsByKey(db, 'SELECT code AS k, id FROM vendors');
   const suppliers = await idsByKey(db, 'SELECT name AS k, id FROM suppliers');
-  const supplierProtocols = new Map((await db.query<{ name: string; protocols: string[] }>('SELECT name, protocols FROM suppliers')).rows.map((r) => [r.name, r.protocols]));
+  const supplierRows = (await db.query<{ name: string; wire_protocol: string; protocols: string[] }>('SELECT name, wire_protocol, protocols FROM suppliers')).rows;
+  const supplierProtocols = new Map(supplierRows.map((r) => [r.name, r.protocols]));
+  const supplierWires = new Map(supplierRows.map((r) => [r.name, r.wire_protocol]));
   for (const m of file.models ?? []) {
     const vendorId = vendors.get(m.vendor);
     if (vendorId === undefined) throw new CatalogFileError(`model ${m.canonical_name}: unknown vendor ${m.vendor}`);
@@ -113,6 +134,9 @@ export async function applyCatalog(db: PoolClient, file: CatalogFile, note: stri
       if (!supplierProtocols.get(r.supplier)!.includes(r.protocol_code)) {
         throw new CatalogFileError(`model ${m.canonical_name}: supplier ${r.supplier} does not serve ${r.protocol_code}`);
       }
+      // A supplier stored before wires were checked (or written by hand) may declare what its wire cannot speak.
+      const refusal = unspeakable(r.supplier, supplierWires.get(r.supplier)!, r.protocol_code);
+      if (refusal !== null) throw new CatalogFileError(`model ${m.canonical_name}: route refused, ${refusal}`);
       await db.query('INSERT INTO routes (model_id, supplier_id, protocol_code, upstream_model, priority, active) VALUES ($1,$2,$3,$4,$5,$6)', [
         modelId, supplierId, r.protocol_code, r.upstream_model, r.priority ?? 100, r.active ?? true,
       ]);

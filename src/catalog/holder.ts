@@ -24,6 +24,7 @@ export class CatalogHolder {
   /** Loads the first snapshot (throws when the store cannot be read) and starts refreshing. */
   async start(): Promise<void> {
     this.snap = await loadCatalog(this.pool, this.simulatorUrl);
+    this.reportUnspeakable(this.snap);
     this.schedule();
   }
 
@@ -68,6 +69,7 @@ export class CatalogHolder {
       const revision = await currentRevision(this.pool);
       if (revision === current.revision && !current.stale) return;
       this.snap = await loadCatalog(this.pool, this.simulatorUrl);
+      if (this.snap.revision !== current.revision) this.reportUnspeakable(this.snap);
       if (current.stale) this.logger.info({ revision }, 'catalog store reachable again');
       else this.logger.info({ from: current.revision, to: revision }, 'catalog revision loaded');
     } catch (err) {
@@ -76,6 +78,11 @@ export class CatalogHolder {
         this.snap = markStale(current);
       }
     }
+  }
+
+  /** Once per loaded revision: routes the snapshot left out because no wire can carry them. */
+  private reportUnspeakable(snap: CatalogSnapshot): void {
+    for (const reason of snap.unspeakable) this.logger.error({ revision: snap.revision }, `${reason}; fix the catalog`);
   }
 
   stop(): void {

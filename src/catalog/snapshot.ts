@@ -4,6 +4,7 @@
 // model's declared enabled capabilities and its routable supplier routes.
 import { createHash } from 'node:crypto';
 import { formatMoney } from '../billing/money.js';
+import { wireSpeaks } from '../suppliers/wire.js';
 import type { Capability, CatalogModel, ModalityCode, Price, ProtocolCode, Route, Supplier, Vendor } from './types.js';
 
 export interface CatalogRows {
@@ -28,6 +29,8 @@ export interface CatalogSnapshot {
   etag: string;
   /** Public objects, kept to re-render the list (e.g. when going stale). */
   publicModels: Array<Record<string, unknown>>;
+  /** Stored routes left out because their supplier's wire cannot speak their protocol (logged once per revision). */
+  unspeakable: string[];
 }
 
 const NO_PRICE: Price = { inputPerMtok: 0, cachedInputPerMtok: 0, outputPerMtok: 0, imageUnit: 0 };
@@ -112,7 +115,15 @@ function publicModel(
 export function buildSnapshot(revision: number, loadedAt: string, rows: CatalogRows, simulatorUrl: string | null): CatalogSnapshot {
   const vendors = new Map(rows.vendors.map((v) => [v.id, v]));
   const capsByModel = groupBy(rows.capabilities, (r) => r.model_id as string);
-  const routesByModel = groupBy(rows.routes, (r) => r.model_id as string);
+  // A route its wire cannot speak has no upstream URL: it is never routed,
+  // whatever a hand-written row says (catalog apply refuses such rows).
+  const unspeakable: string[] = [];
+  const speakable = rows.routes.filter((r) => {
+    if (wireSpeaks(r.wire_protocol, r.protocol_code)) return true;
+    unspeakable.push(`supplier ${r.name}: wire ${r.wire_protocol} cannot speak ${r.protocol_code} (route of model ${r.model_id} left out)`);
+    return false;
+  });
+  const routesByModel = groupBy(speakable, (r) => r.model_id as string);
   const prices = new Map(rows.prices.map((p) => [p.model_id as string, p]));
   const typical = new Map(rows.typical.map((t) => [t.model_id as string, t]));
   const suppliers = new Map<string, Supplier>();
@@ -180,7 +191,7 @@ export function buildSnapshot(revision: number, loadedAt: string, rows: CatalogR
     for (const alias of row.aliases as string[]) if (!byName.has(alias)) byName.set(alias, model);
   }
   const { body, etag } = renderList(revision, loadedAt, false, publicModels);
-  return { revision, loadedAt, stale: false, byName, listBody: body, etag, publicModels };
+  return { revision, loadedAt, stale: false, byName, listBody: body, etag, publicModels, unspeakable };
 }
 
 /** The same snapshot marked stale: revision diagnostics kept, no capability advertised. */

@@ -9,6 +9,7 @@ import type { RequestContext, Route } from '../server/context.js';
 import { nestingError, nestingFault } from '../server/json-depth.js';
 import { sendJson } from '../server/respond.js';
 import type { LocalOperation, LocalTools } from '../surfaces/local-operation.js';
+import { surfacePrefix } from '../surfaces/surface.js';
 import { LOCAL_OPERATIONS } from '../surfaces/preparers.js';
 import type { PipelineDeps } from './deps.js';
 
@@ -71,6 +72,7 @@ export function localRoute<D>(op: LocalOperation<D>, deps: PipelineDeps): Route 
   return {
     method: 'post',
     path: op.path,
+    prefix: surfacePrefix(op.path),
     surface: op.name,
     envelope: op.envelope,
     readsBody: true,

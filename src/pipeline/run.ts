@@ -4,7 +4,7 @@
 // → admit and reserve → dispatch to a supplier (failover before the first
 // byte) → answer (unary or stream) → settle → log (server).
 import type { Route } from '../server/context.js';
-import type { SurfaceCodec } from '../surfaces/surface.js';
+import { surfacePrefix, type SurfaceCodec } from '../surfaces/surface.js';
 import { authenticate, authorizeScope, prepare, reserve, resolveModel } from './admit.js';
 import { answerStream } from './answer-stream.js';
 import { answerUnary } from './answer-unary.js';
@@ -46,6 +46,7 @@ export function modelRoute(surface: SurfaceCodec, deps: PipelineDeps): Route {
   return {
     method: 'post',
     path: surface.path,
+    prefix: surfacePrefix(surface.path),
     surface: surface.protocol,
     envelope: surface.envelope,
     readsBody: true,

@@ -34,6 +34,11 @@ export interface Route {
    * path parameters, Content-Type or body, and the body is never read.
    */
   authorize?: (ctx: RequestContext) => void;
+  /**
+   * A path prefix (a model surface's: surfaces/surface.ts, surfacePrefix) below which a path
+   * no route serves answers 404 in this route's envelope, not the REST one.
+   */
+  prefix?: string;
   handle(ctx: RequestContext): void | Promise<void>;
 }
 

@@ -54,6 +54,20 @@ function paramCount(pattern: string): number {
   return n;
 }
 
+/** One not-found route per declared prefix, in the envelope of the routes that declare it (which must agree). */
+function prefixes(routes: Route[]): Map<string, Route> {
+  const out = new Map<string, Route>();
+  for (const route of routes) {
+    if (route.prefix === undefined) continue;
+    const seen = out.get(route.prefix);
+    if (seen !== undefined && seen.envelope !== route.envelope) {
+      throw new Error(`routes under ${route.prefix} disagree on their envelope (${seen.envelope}, ${route.envelope})`);
+    }
+    out.set(route.prefix, { ...NOT_FOUND_ROUTE, envelope: route.envelope });
+  }
+  return out;
+}
+
 export class HttpServer implements RequestSink {
   private readonly app: TemplatedApp = App();
   private listenSocket: ListenSocket | null = null;
@@ -82,6 +96,11 @@ export class HttpServer implements RequestSink {
         if (this.refusedByAuthorize(ctx)) return;
         sendError(ctx, new GatewayError('method_not_allowed'), [['Allow', allowed]]);
       }));
+    }
+    // Unknown paths below a surface's prefix answer in its envelope (uWS
+    // prefers any static or parameter route over these wildcards).
+    for (const [prefix, route] of prefixes(routes)) {
+      this.app.any(prefix + '/*', (res, req) => this.guard(res, req, route, 0, (ctx) => sendError(ctx, new GatewayError('not_found'))));
     }
     this.app.any('/*', (res, req) => this.guard(res, req, NOT_FOUND_ROUTE, 0, (ctx) => sendError(ctx, new GatewayError('not_found'))));
   }

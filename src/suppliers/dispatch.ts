@@ -4,12 +4,13 @@
 // retried. One undici Pool (keep-alive) per supplier origin.
 import { Pool, errors as undiciErrors, type Dispatcher } from 'undici';
 import { CredentialPolicy } from '../catalog/credentials.js';
-import type { ProtocolCode, Route, Supplier } from '../catalog/types.js';
+import type { ProtocolCode, Route } from '../catalog/types.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import type { Logger } from '../log/logger.js';
 import type { Metrics } from '../metrics/registry.js';
 import { CircuitBreaker } from './breaker.js';
-import { credentialOf, REFUSED, wireFor } from './wire.js';
+import { RouteTargets } from './targets.js';
+import { REFUSED } from './wire.js';
 
 export interface DispatchSettings {
   connectTimeoutMs: number;
@@ -51,8 +52,8 @@ export class SupplierDispatcher {
   private readonly pools = new Map<string, Pool>();
   private readonly breaker: CircuitBreaker;
   private readonly credentials: CredentialPolicy;
-  /** Each supplier's credential, read once per catalog revision (a revision brings new Supplier objects). */
-  private readonly credentialCache = new WeakMap<Supplier, string | null | typeof REFUSED>();
+  /** Each route's URL, headers and credential, computed once per catalog revision. */
+  private readonly targets: RouteTargets;
   /** Suppliers whose refused credential was already logged (once each, not per call). */
   private readonly refusedLogged = new Set<string>();
 
@@ -63,6 +64,7 @@ export class SupplierDispatcher {
   ) {
     this.breaker = new CircuitBreaker(settings.breakerThreshold, settings.breakerCooldownMs, logger);
     this.credentials = new CredentialPolicy(settings.credentialEnvAllow);
+    this.targets = new RouteTargets(this.credentials);
   }
 
   private pool(origin: string): Pool {
@@ -100,19 +102,17 @@ export class SupplierDispatcher {
     const kinds: FailureKind[] = [];
     for (const route of this.order(routes)) {
       const supplier = route.supplier;
-      const wire = wireFor(supplier.wireProtocol);
-      const url = new URL(supplier.baseUrl + wire.path(protocol)!);
-      const credential = this.credential(supplier);
-      if (credential === REFUSED) {
+      const target = this.targets.of(route, protocol);
+      if (target === REFUSED) {
         this.refusedCredential(supplier.name, supplier.credentialEnv!);
         kinds.push('credential');
         continue;
       }
       try {
-        const res = await this.pool(url.origin).request({
+        const res = await this.pool(target.origin).request({
           method: 'POST',
-          path: url.pathname + url.search,
-          headers: wire.headers(credential),
+          path: target.path,
+          headers: target.headers,
           body: bodyFor(route),
           signal,
         });
@@ -136,15 +136,6 @@ export class SupplierDispatcher {
     if (kinds.length > 0 && kinds.every((k) => k === 'overloaded')) throw new GatewayError('upstream_overloaded');
     if (kinds.length > 0 && kinds.every((k) => k === 'timeout')) throw new GatewayError('upstream_timeout');
     throw new GatewayError('upstream_error');
-  }
-
-  private credential(supplier: Supplier): string | null | typeof REFUSED {
-    let credential = this.credentialCache.get(supplier);
-    if (credential === undefined) {
-      credential = credentialOf(supplier, this.credentials);
-      this.credentialCache.set(supplier, credential);
-    }
-    return credential;
   }
 
   /** A stored catalog names a variable the policy refuses: the route is skipped, nothing is sent. */

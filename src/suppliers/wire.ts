@@ -7,6 +7,8 @@ import { anthropicCompatible } from './anthropic-compatible/wire.js';
 import { openaiCompatible } from './openai-compatible/wire.js';
 
 export interface WireAdapter {
+  /** The protocols this wire can speak: path() is non-null for exactly these. */
+  readonly protocols: readonly ProtocolCode[];
   /** Path below the base URL (which ends in /v1) for a protocol this wire speaks. */
   path(protocol: ProtocolCode): string | null;
   /** Request headers, with the credential (null: the supplier needs none). */
@@ -20,6 +22,15 @@ const ADAPTERS: Record<WireProtocol, WireAdapter> = {
 
 export function wireFor(protocol: WireProtocol): WireAdapter {
   return ADAPTERS[protocol];
+}
+
+/**
+ * Whether a wire can speak a protocol. Takes plain strings: it judges catalog
+ * files and stored rows, where an unknown wire or protocol is simply "no".
+ */
+export function wireSpeaks(wire: string, protocol: string): boolean {
+  const adapter = Object.hasOwn(ADAPTERS, wire) ? ADAPTERS[wire as WireProtocol] : undefined;
+  return adapter !== undefined && adapter.protocols.includes(protocol as ProtocolCode);
 }
 
 /** Refused: the supplier names a variable the credential policy does not allow. */

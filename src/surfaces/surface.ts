@@ -9,6 +9,15 @@ import type { ModalityCode, ProtocolCode, Route as CatalogRoute } from '../catal
 import type { EnvelopeKind } from '../errors/envelopes.js';
 import type { SseEvent } from '../suppliers/sse-reader.js';
 
+/**
+ * A model surface's prefix: its path's first two segments (/v1/chat for
+ * /v1/chat/completions, /v1/messages for /v1/messages/count_tokens), so that
+ * a caller of one SDK gets its own envelope for a path it mistyped.
+ */
+export function surfacePrefix(path: string): string {
+  return path.split('/').slice(0, 3).join('/');
+}
+
 /** What the pipeline reads from a validated request. */
 export interface Decoded {
   /** The model as the caller named it (echoed back exactly). */

@@ -11,6 +11,7 @@ const PATHS: Partial<Record<ProtocolCode, string>> = {
 };
 
 export const openaiCompatible: WireAdapter = {
+  protocols: Object.keys(PATHS) as ProtocolCode[],
   path: (protocol) => PATHS[protocol] ?? null,
   headers(credential: string | null) {
     const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
