@@ -115,3 +115,28 @@ t.test('keys create --idempotency-key: a repeat shows the first key, never its s
   t.equal(conflict.code, 1);
   t.match(conflict.stderr, /idempotency_conflict/);
 });
+
+t.test('orgs show --url: the amount held, the open reservations and the quotas, from the running gateway (issue 18 parity)', async (t) => {
+  const admin = 'cli-admin-token-0123456789abcdef';
+  const live = await startGateway({ env: { ...env, ADMIN_TOKEN: admin } });
+  t.teardown(() => live.stop());
+  const org = JSON.parse((await tollgate(['orgs', 'create', '--name', 'Held org', '--balance', '5', '--json'], env)).stdout);
+  const key = JSON.parse((await tollgate(['keys', 'create', org.id, '--name', 'k', '--json'], env)).stdout);
+  await until(async () => (await call(live.url, 'GET', '/v1/key', bearer(key.secret))).status === 200, 2000);
+  // A slow stream holds its reservation while the command looks.
+  const stream = fetch(`${live.url}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key.secret}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ model: 'nw-swift-1', stream: true, max_tokens: 100, messages: [{ role: 'user', content: '[sim:words=30] [sim:delay_ms=100] hi' }] }),
+  }).then((r) => r.text());
+  await sleep(500);
+  const shown = await tollgate(['orgs', 'show', org.id, '--url', live.url], { ...env, ADMIN_TOKEN: admin });
+  t.equal(shown.code, 0, shown.stderr);
+  t.match(shown.stdout, /held:\s+\d+\.\d+ in 1 open reservations/);
+  t.notMatch(shown.stdout, /held:\s+0\.00 /, 'a non-zero amount held');
+  t.match(shown.stdout, /quotas:\s+\d+\/s \(default\), \d+\/min \(default\)/);
+  await stream;
+  const noToken = await tollgate(['orgs', 'show', org.id, '--url', live.url], env);
+  t.equal(noToken.code, 2, 'without ADMIN_TOKEN: a usage error');
+  t.match(noToken.stderr, /ADMIN_TOKEN/);
+});
