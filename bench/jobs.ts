@@ -2,13 +2,34 @@
 // targets interleaved A B C A B C … so that a noisy neighbour hurts every
 // target alike, and any error stops the run.
 import type { Options } from './cli.js';
-import type { LoadJob } from './loadgen-job.js';
 import { measure, type MeasureContext, type Sample } from './measure.js';
+import type { LoadJob } from './loadgen-job.js';
 import type { Report } from './report-files.js';
 import { SCENARIOS, scenarioById, type Scenario } from './scenarios.js';
 import type { Target } from './targets.js';
 
 const log = (s: string): void => void process.stderr.write(`${s}\n`);
+
+/**
+ * Runs the scenario's foreground job while its `beside` workload runs on the
+ * second load generator for the whole of it (started first, so the gateway is
+ * already busy with it when the foreground's warm-up begins).
+ */
+async function measureBeside(ctx: MeasureContext, t: Target, s: Scenario, round: number, o: Options): Promise<Sample> {
+  const b = s.beside!;
+  const bg: LoadJob = {
+    ...jobFor(t, { ...s, path: b.path, body: b.body, concurrency: b.concurrency, expectSuffix: b.expectSuffix, stream: false }, o),
+    warmupMs: 0,
+    durationMs: o.warmupMs + o.slotMs + 500,
+  };
+  const background = ctx.background!.run(bg, () => {});
+  await new Promise((r) => setTimeout(r, 250));
+  const sample = await measure(ctx, t, s.id, round, jobFor(t, s, o));
+  const result = await background;
+  sample.beside = { what: b.what, requests: result.requests, errors: result.errors, result };
+  if (result.errors > 0) sample.result.errors += result.errors; // a failing background fails the run, as any error does
+  return sample;
+}
 
 export function jobFor(target: Target, s: Scenario, o: Options, concurrency = s.concurrency): LoadJob {
   return {
@@ -49,7 +70,12 @@ export function progress(i: number, n: number, s: Sample): string {
 
 export async function runScenarios(ctx: MeasureContext, o: Options, targets: Target[], report: Report): Promise<void> {
   const scenarios = o.scenarios.map(scenarioById);
-  report.scenarios = scenarios.map(({ body, ...rest }) => ({ ...rest, bodyBytes: Buffer.byteLength(body) }));
+  // Bodies are not copied into the report (a mixed scenario's background body is a megabyte): only their sizes.
+  report.scenarios = scenarios.map(({ body, beside, ...rest }) => ({
+    ...rest,
+    bodyBytes: Buffer.byteLength(body),
+    ...(beside === undefined ? {} : { beside: { ...beside, body: `(${Buffer.byteLength(beside.body)} bytes)` } }),
+  }));
   // JIT, connection pools and the gateway's caches warm on every target before anything is recorded.
   const warm = SCENARIOS[0]!;
   for (const t of targets) {
@@ -64,7 +90,7 @@ export async function runScenarios(ctx: MeasureContext, o: Options, targets: Tar
     for (let round = 1; round <= o.rounds; round++) {
       for (const t of targets) {
         if (!applies(s, t)) continue;
-        const sample = await measure(ctx, t, s.id, round, jobFor(t, s, o));
+        const sample = s.beside !== undefined ? await measureBeside(ctx, t, s, round, o) : await measure(ctx, t, s.id, round, jobFor(t, s, o));
         report.samples.push(sample);
         log(progress(++i, total, sample));
         assertClean(sample);

@@ -68,10 +68,14 @@ export interface Sample {
   simulatorCpuMs: number;
   /** CPU that processes outside this run (and the hypervisor) took during the job, in cores: the noise. */
   otherCores: number;
+  /** The workload sent beside this one (mixed scenarios): what it was and how it fared. */
+  beside?: { what: string; requests: number; errors: number; result: LoadResult };
 }
 
 export interface MeasureContext {
   loadgen: LoadGen;
+  /** A second load generator, for the workload a mixed scenario sends beside its own (scenarios.ts `beside`). */
+  background: LoadGen | null;
   simulatorPid: number;
 }
 

@@ -10,7 +10,7 @@ import type { Sample } from './measure.js';
 import type { MicroResult } from './micro.js';
 import type { ProfileSummary } from './profile.js';
 import { renderHtml } from './report-html.js';
-import type { Aggregate, Check } from './results.js';
+import type { Aggregate, Check, MixedCheck } from './results.js';
 import type { Scenario, SkippedScenario } from './scenarios.js';
 import type { SweepResult } from './sweep.js';
 import type { TargetKind } from './targets.js';
@@ -40,6 +40,8 @@ export interface Report {
   samples: Sample[];
   aggregates: Aggregate[];
   checks: Check[];
+  /** Mixed scenarios: the small calls' p99 beside heavy work against the same calls alone. */
+  mixed: MixedCheck[];
   sweep?: SweepResult;
   profile?: ProfileSummary;
   micro?: MicroResult;

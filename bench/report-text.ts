@@ -1,6 +1,6 @@
 // The report as text: the tables printed at the end of a run (and pasted into
 // the README's Performance section), the checks, and the sweep grid.
-import type { Aggregate, Check } from './results.js';
+import type { Aggregate, Check, MixedCheck } from './results.js';
 import type { Scenario, SkippedScenario } from './scenarios.js';
 import type { SweepCell, SweepSetting } from './sweep-model.js';
 
@@ -80,6 +80,13 @@ export function checksTable(list: Check[]): string {
   return table(
     ['target', 'target of issue 7', 'measured', 'limit', 'result'],
     list.map((c) => [c.target, c.what, c.measured, c.limit, c.pass ? 'met' : `MISSED by ${c.miss}`]),
+  );
+}
+
+export function mixedTable(list: MixedCheck[]): string {
+  return table(
+    ['scenario', 'target', 'beside', 'small calls p99 alone', 'p99 beside', 'ratio', 'limit', 'result', 'beside requests'],
+    list.map((c) => [c.scenario, c.target, c.beside, `${ms(c.baselineP99)} ms`, `${ms(c.p99)} ms`, `${c.ratio.toFixed(2)}×`, `${c.limit.toFixed(2)}×`, c.pass ? 'met' : 'MISSED', String(c.besideRequests)]),
   );
 }
 

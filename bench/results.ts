@@ -167,3 +167,35 @@ export function checks(aggs: Aggregate[]): Check[] {
   }
   return out;
 }
+
+/** A mixed scenario's small calls against the same calls alone (scenarios.ts `beside`), per target. */
+export interface MixedCheck {
+  scenario: string;
+  target: string;
+  beside: string;
+  baseline: string;
+  baselineP99: number;
+  p99: number;
+  /** p99 beside ÷ p99 alone. */
+  ratio: number;
+  limit: number;
+  pass: boolean;
+  /** Background requests completed during the scenario's jobs (all rounds). */
+  besideRequests: number;
+}
+
+export const MIXED_P99_LIMIT = 1.2;
+
+export function mixedChecks(aggregates: Aggregate[], samples: Sample[], baselines: Map<string, { baseline: string; what: string }>): MixedCheck[] {
+  const out: MixedCheck[] = [];
+  for (const a of aggregates) {
+    const b = baselines.get(a.scenario);
+    if (b === undefined) continue;
+    const base = aggregates.find((x) => x.scenario === b.baseline && x.target === a.target);
+    if (base === undefined) continue;
+    const ratio = r2(a.latency.p99 / base.latency.p99);
+    const besideRequests = samples.filter((x) => x.scenario === a.scenario && x.target === a.target).reduce((n, x) => n + (x.beside?.requests ?? 0), 0);
+    out.push({ scenario: a.scenario, target: a.target, beside: b.what, baseline: b.baseline, baselineP99: base.latency.p99, p99: a.latency.p99, ratio, limit: MIXED_P99_LIMIT, pass: ratio <= MIXED_P99_LIMIT, besideRequests });
+  }
+  return out;
+}

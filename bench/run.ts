@@ -17,8 +17,8 @@ import { runMicro } from './micro.js';
 import { installCleanup, interrupted, pinningAvailable, pinSelf, stopAll } from './procs.js';
 import { runProfile } from './profile.js';
 import { buildMeta, type Report, writeReports } from './report-files.js';
-import { checksTable, ratioTable, skippedText, streamTable, unaryTable } from './report-text.js';
-import { aggregate, checks } from './results.js';
+import { checksTable, mixedTable, ratioTable, skippedText, streamTable, unaryTable } from './report-text.js';
+import { aggregate, checks, mixedChecks } from './results.js';
 import { SKIPPED, scenarioById } from './scenarios.js';
 import { runSweep } from './sweep.js';
 import { directTarget, extraTarget, startBare, startSimulator, startTollgate, type Target, type TargetKind } from './targets.js';
@@ -45,7 +45,7 @@ async function main(): Promise<number> {
   const gwCpus = pin ? o.gatewayCpus : null;
   const loadCpus = pin ? o.loadCpus : null;
   const started = Date.now();
-  const report: Report = { meta: buildMeta(o, pin), targets: [], scenarios: [], skipped: [...SKIPPED], samples: [], aggregates: [], checks: [] };
+  const report: Report = { meta: buildMeta(o, pin), targets: [], scenarios: [], skipped: [...SKIPPED], samples: [], aggregates: [], checks: [], mixed: [] };
   log(`tollgate bench, ${o.mode} mode; load average ${loadavg().map((x) => x.toFixed(2)).join(' ')} on ${cpus().length} CPUs`);
   if (loadavg()[0]! > 0.5) log('note: the machine is busy (1-minute load > 0.5): numbers will be noisy; prefer a quiet machine for figures you publish');
 
@@ -67,7 +67,8 @@ async function main(): Promise<number> {
     }
     for (const e of o.extras) targets.push(extraTarget(e.name, e.url, e.headers, e.pids));
     report.targets = targets.map((t) => ({ name: t.name, kind: t.kind, origin: t.origin, settings: t.settings }));
-    const ctx: MeasureContext = { loadgen: await LoadGen.start(loadCpus), simulatorPid: sim.proc.pid };
+    const mixed = o.mode !== 'sweep' && o.scenarios.some((id) => scenarioById(id).beside !== undefined);
+    const ctx: MeasureContext = { loadgen: await LoadGen.start(loadCpus), background: mixed ? await LoadGen.start(loadCpus) : null, simulatorPid: sim.proc.pid };
 
     if (o.mode === 'sweep') {
       report.sweep = await runSweep(ctx, o, sim.url, bare!, gwCpus, log);
@@ -92,6 +93,8 @@ async function main(): Promise<number> {
   const kinds = new Map<string, TargetKind>(targets.map((t) => [t.name, t.kind]));
   report.aggregates = aggregate(report.samples, kinds);
   report.checks = checks(report.aggregates);
+  const besides = new Map(report.scenarios.flatMap((s) => (s.beside === undefined ? [] : [[s.id, { baseline: s.beside.baseline, what: s.beside.what }] as const])));
+  report.mixed = mixedChecks(report.aggregates, report.samples, besides);
   printTables(report);
   const files = writeReports(o.out, report);
   const m = report.meta;
@@ -111,6 +114,7 @@ function printTables(report: Report): void {
     log(`\nRatios\n\n${ratioTable(report.aggregates, scenarios)}`);
   }
   if (report.checks.length > 0) log(`\nTargets of issue 7\n\n${checksTable(report.checks)}`);
+  if (report.mixed.length > 0) log(`\nSmall calls beside heavy work (issues 13 and 16: p99 within ${report.mixed[0]!.limit}× of the same calls alone)\n\n${mixedTable(report.mixed)}`);
   log(`\nNot measured\n${skippedText(report.skipped)}`);
   if (report.profile) log(`\n${report.profile.text}`);
 }

@@ -16,7 +16,24 @@ export interface Scenario {
   gatewayOnly?: boolean;
   /** Part of --full only. */
   fullOnly?: boolean;
+  /**
+   * A second workload sent beside this one, on its own load generator, for
+   * the whole job: this scenario's latency is then what a small call sees
+   * while the gateway does that work. Compare with `baseline` (in the same run).
+   */
+  beside?: Beside;
   note: string;
+}
+
+export interface Beside {
+  /** Label for the report. */
+  what: string;
+  path: string;
+  body: string;
+  concurrency: number;
+  expectSuffix: string;
+  /** The scenario this one is compared with: the same foreground alone. */
+  baseline: string;
 }
 
 export interface SkippedScenario {
@@ -74,6 +91,75 @@ export const RESPONSES_SCENARIOS: readonly Scenario[] = [
     body: responses('Tell a story in sixty-four words. [sim:words=64]', { stream: true }),
     expectSuffix: '}\n\n',
     note: 'Every event parsed once and renumbered; the terminal response.completed held until settlement.',
+  },
+];
+
+/** A ~1 MB conversation for count_tokens (messages protocol). */
+function countTokensBody(bytes: number): string {
+  const sentence = 'A long conversation the caller wants counted before it sends it. ';
+  const messages: unknown[] = [];
+  let size = 0;
+  for (let i = 0; size < bytes; i++) {
+    const content = `${i}: ${sentence.repeat(40)}`;
+    size += content.length + 40;
+    messages.push({ role: i % 2 === 0 ? 'user' : 'assistant', content });
+  }
+  if ((messages[messages.length - 1] as { role: string }).role !== 'user') messages.push({ role: 'user', content: 'How many tokens?' });
+  return JSON.stringify({ model: 'ks-quill-1', messages });
+}
+
+/** 128 inputs; the simulator answers 3072-dimension vectors as JSON floats (8.4 MB), which Tollgate decodes in its pool. */
+function embeddingsBody(): string {
+  const input = Array.from({ length: 128 }, (_, i) => `${i === 0 ? '[sim:floats] [sim:dims=3072] ' : ''}text number ${i} to embed`);
+  return JSON.stringify({ model: 'nw-embed-1', encoding_format: 'base64', input });
+}
+
+const SMALL_UNARY = chat('Say hello in sixteen words. [sim:words=16]');
+
+/**
+ * Heavy work beside small chat calls (issues 13 and 16): the small calls'
+ * p99 should stay within 20% of the same calls alone (`unary-8conn`, in the
+ * same run) — the CPU-heavy part runs in the worker-thread pool, not on the
+ * event loop that serves them.
+ */
+export const MIXED_SCENARIOS: readonly Scenario[] = [
+  {
+    id: 'unary-8conn',
+    title: 'unary chat, small body, 8 connections (the baseline of the mixed scenarios)',
+    stream: false,
+    keepAlive: true,
+    concurrency: 8,
+    body: SMALL_UNARY,
+    expectSuffix: '}',
+    gatewayOnly: true,
+    fullOnly: true,
+    note: 'The small calls of the mixed scenarios, alone.',
+  },
+  {
+    id: 'beside-count-tokens',
+    title: 'unary chat, 8 connections, beside 2 connections of count_tokens on a 1 MB conversation',
+    stream: false,
+    keepAlive: true,
+    concurrency: 8,
+    body: SMALL_UNARY,
+    expectSuffix: '}',
+    gatewayOnly: true,
+    fullOnly: true,
+    beside: { what: 'count_tokens 1 MB', path: '/v1/messages/count_tokens', body: countTokensBody(1_000_000), concurrency: 2, expectSuffix: '}', baseline: 'unary-8conn' },
+    note: 'count_tokens parses and counts a 1 MB body in the pool; the small calls should not wait for it.',
+  },
+  {
+    id: 'beside-embeddings',
+    title: 'unary chat, 8 connections, beside 2 connections of embeddings 128 × 3072 answered as floats',
+    stream: false,
+    keepAlive: true,
+    concurrency: 8,
+    body: SMALL_UNARY,
+    expectSuffix: '}',
+    gatewayOnly: true,
+    fullOnly: true,
+    beside: { what: 'embeddings 128 × 3072 floats', path: '/v1/embeddings', body: embeddingsBody(), concurrency: 2, expectSuffix: '}', baseline: 'unary-8conn' },
+    note: 'The supplier answers 8.4 MB of JSON floats; Tollgate decodes and encodes them as float32 base64 in its pool.',
   },
 ];
 
@@ -151,6 +237,7 @@ export const SCENARIOS: readonly Scenario[] = [
   },
   // Beside chat's unary and stream scenarios, in the same run (before the tokenizer scenario, which must be last).
   ...RESPONSES_SCENARIOS,
+  ...MIXED_SCENARIOS,
   {
     id: 'tokenizer',
     title: 'unary chat without supplier usage (local token count), 8 connections',
@@ -164,10 +251,7 @@ export const SCENARIOS: readonly Scenario[] = [
   },
 ];
 
-export const SKIPPED: readonly SkippedScenario[] = [
-  { id: 'embeddings', reason: 'skipped: Tollgate has no embeddings surface yet (/v1/embeddings); the scenario is added with it.' },
-  { id: 'count_tokens', reason: 'skipped: Tollgate has no count_tokens surface yet (/v1/messages/count_tokens); the scenario is added with it.' },
-];
+export const SKIPPED: readonly SkippedScenario[] = [];
 
 export function scenarioById(id: string): Scenario {
   const s = SCENARIOS.find((x) => x.id === id);

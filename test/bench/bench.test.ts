@@ -19,6 +19,11 @@ function bench(args: string[]): { code: number | null; stderr: string; dir: stri
   return { code: r.status, stderr: r.stderr, dir };
 }
 
+function report0(dir: string): any {
+  const json = readdirSync(dir).find((f) => f.endsWith('.json'))!;
+  return JSON.parse(readFileSync(join(dir, json), 'utf8'));
+}
+
 function alive(pid: number): boolean {
   try {
     process.kill(pid, 0);
@@ -33,7 +38,7 @@ t.test('direct and bare proxy: unary and streaming, report files with sane figur
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   t.equal(code, 0, stderr.slice(-2000));
   t.match(stderr, /\| unary +\| bare +\|/, 'the table is printed');
-  t.match(stderr, /count_tokens: skipped/, 'surfaces that do not exist yet are named as skipped');
+  t.same(report0(dir).mixed, [], 'no mixed scenario in this run');
   const files = readdirSync(dir);
   const json = files.find((f) => /^bench-quick-.*\.json$/.test(f));
   const html = files.find((f) => /^bench-quick-.*\.html$/.test(f));
@@ -63,6 +68,23 @@ t.test('direct and bare proxy: unary and streaming, report files with sane figur
   t.match(page, /<svg /, 'charts are inline SVG');
   t.notMatch(page, /<script|<link |src="http|href="http/, 'no scripts, no external assets');
   for (const s of report.samples) for (const p of s.processes) t.notOk(alive(p.pid), `${p.role} ${p.pid} was stopped`);
+});
+
+t.test('mixed scenarios: small calls beside count_tokens of a 1 MB body, compared with the same calls alone', async (t) => {
+  const { code, stderr, dir } = bench(['--targets', 'tollgate', '--scenarios', 'unary-8conn,beside-count-tokens']);
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  t.equal(code, 0, stderr.slice(-2000));
+  t.match(stderr, /Small calls beside heavy work/, 'the comparison is printed');
+  const report = report0(dir);
+  t.equal(report.mixed.length, 1);
+  const m = report.mixed[0];
+  t.match(m, { scenario: 'beside-count-tokens', target: 'tollgate', baseline: 'unary-8conn', beside: 'count_tokens 1 MB', limit: 1.2 });
+  t.ok(m.baselineP99 > 0 && m.p99 > 0 && m.ratio > 0, 'both p99s and their ratio');
+  t.equal(typeof m.pass, 'boolean');
+  t.ok(m.besideRequests > 0, 'the background workload ran');
+  const sample = report.samples.find((x: any) => x.scenario === 'beside-count-tokens');
+  t.equal(sample.beside.errors, 0, 'the background workload answered without errors');
+  t.match(report.scenarios.find((x: any) => x.id === 'beside-count-tokens').beside.body, /^\(\d+ bytes\)$/, 'the background body is not copied into the report');
 });
 
 t.test('an erroring target fails the run loudly, with a partial report', async (t) => {
