@@ -1,6 +1,7 @@
 // piscina task: parse and decode a large supplier reply off the event loop
 // (embeddings answered as float arrays: ~8 MB of JSON for 128 × 3072
-// dimensions). The HTTP worker hands over the reply text and gets back the
+// dimensions). The HTTP worker hands over the reply's bytes (transferred, not
+// copied: no string is built on the event loop) and gets back the
 // surface decoder's plain data (for embeddings: the `data` array already
 // written as base64 JSON text), or that the reply was broken. Measured by
 // bench/micro/embeddings-reply.ts.
@@ -11,12 +12,14 @@ import type { DecodeReplyResult } from '../src/surfaces/surface.js';
 
 export interface DecodeReplyTask {
   protocol: ProtocolCode;
-  text: string;
+  body: Uint8Array;
 }
+
+const decoder = new TextDecoder();
 
 export default function decodeReply(task: DecodeReplyTask): DecodeReplyResult {
   try {
-    return { ok: true, decoded: REPLY_DECODERS[task.protocol]!(JSON.parse(task.text)) };
+    return { ok: true, decoded: REPLY_DECODERS[task.protocol]!(JSON.parse(decoder.decode(task.body))) };
   } catch (err) {
     // Not JSON, or not the protocol's reply: the same upstream_error the inline path gives.
     if (err instanceof SyntaxError || (err instanceof GatewayError && err.code === 'upstream_error')) return { ok: false };

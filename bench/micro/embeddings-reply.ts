@@ -43,7 +43,7 @@ async function pooledMicros(pool: OffloadPool, text: string, n: number, inFlight
   let next = 0;
   const lane = async () => {
     while (next++ < n) {
-      const r = await pool.decodeReply('embeddings', text);
+      const r = await pool.decodeReply('embeddings', Buffer.from(text));
       if (!r.ok) throw new Error('decode failed');
       embeddingsCodec.replyInPool!.result(r.decoded, call).render(settled);
     }

@@ -75,9 +75,10 @@ export class OffloadPool {
     return this.threads.run({ operation, body: bytes, maxDepth: this.maxJsonDepth }, { filename: DECODE_LOCAL, transferList: [bytes.buffer as ArrayBuffer] }) as Promise<DecodeResult<unknown>>;
   }
 
-  /** Parses and decodes a large supplier reply in a thread (surfaces with `replyInPool`: embeddings). */
-  decodeReply(protocol: ProtocolCode, text: string): Promise<DecodeReplyResult> {
-    return this.threads.run({ protocol, text }, { filename: DECODE_REPLY }) as Promise<DecodeReplyResult>;
+  /** Parses and decodes a large supplier reply in a thread (surfaces with `replyInPool`: embeddings); the bytes are moved, as in prepare(). */
+  decodeReply(protocol: ProtocolCode, reply: Buffer): Promise<DecodeReplyResult> {
+    const bytes = movable(reply);
+    return this.threads.run({ protocol, body: bytes }, { filename: DECODE_REPLY, transferList: [bytes.buffer as ArrayBuffer] }) as Promise<DecodeReplyResult>;
   }
 
   async close(): Promise<void> {

@@ -4,16 +4,16 @@
 import { GatewayError } from '../errors/gateway-error.js';
 import { sendJson } from '../server/respond.js';
 import type { UpstreamReply } from '../suppliers/dispatch.js';
-import { readReplyText, ReplyTooLarge } from '../suppliers/reply-limits.js';
+import { readReplyBytes, ReplyTooLarge } from '../suppliers/reply-limits.js';
 import type { UnaryResult } from '../surfaces/surface.js';
 import type { ModelCall } from './call.js';
 import { localCount, settle } from './settle.js';
 import { refusalFromSupplier } from './upstream.js';
 
 export async function answerUnary(call: ModelCall, upstream: UpstreamReply): Promise<void> {
-  let text: string;
+  let bytes: Buffer;
   try {
-    text = await readReplyText(upstream.body, call.deps.suppliers.maxReplyBytes);
+    bytes = await readReplyBytes(upstream.body, call.deps.suppliers.maxReplyBytes);
   } catch (err) {
     if (err instanceof ReplyTooLarge) call.deps.suppliers.replyTooLarge(upstream.route, err.limit);
     // The client left (cancelled) or the supplier dropped mid-body: nothing reached the client.
@@ -25,7 +25,7 @@ export async function answerUnary(call: ModelCall, upstream: UpstreamReply): Pro
     await settle(call, null, 'failed');
     throw refusalFromSupplier(upstream.statusCode);
   }
-  const result = await decodeUnary(call, text);
+  const result = await decodeUnary(call, bytes);
   const metered = result.metered ?? (await localCount(call, result.producedText));
   // A unary reply's first byte is its whole body: ready now.
   call.firstByteMs = performance.now() - call.ctx.startedAt;
@@ -38,15 +38,16 @@ export async function answerUnary(call: ModelCall, upstream: UpstreamReply): Pro
  * pool when the surface asks for it (`replyInPool`) and the reply is larger
  * than its threshold (embeddings answered as float arrays).
  */
-async function decodeUnary(call: ModelCall, text: string): Promise<UnaryResult> {
+async function decodeUnary(call: ModelCall, bytes: Buffer): Promise<UnaryResult> {
   const inPool = call.surface.replyInPool;
-  if (inPool !== undefined && text.length > inPool.minBytes) {
-    const decoded = await call.deps.offload.decodeReply(call.surface.protocol, text);
+  if (inPool !== undefined && bytes.length > inPool.minBytes) {
+    // The bytes are moved to the thread, which decodes them to text itself: no string is built or cloned here.
+    const decoded = await call.deps.offload.decodeReply(call.surface.protocol, bytes);
     if (decoded.ok) return inPool.result(decoded.decoded, call.info());
   } else {
     let parsed: unknown;
     try {
-      parsed = JSON.parse(text);
+      parsed = JSON.parse(bytes.toString('utf8'));
     } catch {
       parsed = undefined;
     }

@@ -81,11 +81,11 @@ t.test('broken replies are upstream_error', async (t) => {
 
 t.test('the pool task gives what the inline decoder gives; broken JSON is not ok', async (t) => {
   const upstream = { data: Array.from({ length: 3 }, (_, i) => ({ index: i, embedding: Array.from({ length: 64 }, (_, j) => Math.sin(i * 64 + j)) })), usage: { prompt_tokens: 3 } };
-  const pooled = decodeInPool({ protocol: 'embeddings', text: JSON.stringify(upstream) });
+  const pooled = decodeInPool({ protocol: 'embeddings', body: Buffer.from(JSON.stringify(upstream)) });
   t.ok(pooled.ok);
   const inline = decodeReply(upstream);
   t.same(pooled.ok && pooled.decoded, inline);
   t.same(embeddingsCodec.replyInPool!.result(inline, call).render(settled), embeddingsCodec.unary(upstream, call).render(settled));
-  t.same(decodeInPool({ protocol: 'embeddings', text: '{"data":' }), { ok: false });
-  t.same(decodeInPool({ protocol: 'embeddings', text: '{"data":[]}' }), { ok: false });
+  t.same(decodeInPool({ protocol: 'embeddings', body: Buffer.from('{"data":') }), { ok: false });
+  t.same(decodeInPool({ protocol: 'embeddings', body: Buffer.from('{"data":[]}') }), { ok: false });
 });
