@@ -55,9 +55,8 @@ function responses(content: string, extra: Record<string, unknown> = {}): string
 }
 const DONE = 'data: [DONE]\n\n';
 
-/** ~100 KB of conversation before the question: what a long chat sends on every turn. */
-function longHistory(bytes: number): unknown[] {
-  const sentence = 'The gateway forwards this earlier turn of a long conversation unchanged. ';
+/** ~`bytes` of conversation before the question: what a long chat sends on every turn. */
+function longHistory(bytes: number, sentence = 'The gateway forwards this earlier turn of a long conversation unchanged. '): unknown[] {
   const turns: unknown[] = [];
   let size = 0;
   for (let i = 0; size < bytes; i++) {
@@ -96,15 +95,9 @@ export const RESPONSES_SCENARIOS: readonly Scenario[] = [
 
 /** A ~1 MB conversation for count_tokens (messages protocol). */
 function countTokensBody(bytes: number): string {
-  const sentence = 'A long conversation the caller wants counted before it sends it. ';
-  const messages: unknown[] = [];
-  let size = 0;
-  for (let i = 0; size < bytes; i++) {
-    const content = `${i}: ${sentence.repeat(40)}`;
-    size += content.length + 40;
-    messages.push({ role: i % 2 === 0 ? 'user' : 'assistant', content });
-  }
-  if ((messages[messages.length - 1] as { role: string }).role !== 'user') messages.push({ role: 'user', content: 'How many tokens?' });
+  const messages = longHistory(bytes, 'A long conversation the caller wants counted before it sends it. ') as Array<{ role: string; content: string }>;
+  // Turns alternate and the last is the user's, as the messages protocol expects.
+  if (messages[messages.length - 1]!.role !== 'user') messages.push({ role: 'user', content: 'How many tokens?' });
   return JSON.stringify({ model: 'ks-quill-1', messages });
 }
 
