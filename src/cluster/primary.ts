@@ -57,6 +57,12 @@ export async function runPrimary(config: Config): Promise<void> {
   const bus = new PgBus(storeUrl, pool, logger);
   await bus.start();
   serveMetricsFromPrimary(channel, new Metrics('primary'));
+  // A key created through the console must work on every worker as soon as its creation answers, not only on the
+  // worker that created it (NOTIFY reaches the others a few milliseconds later): that worker asks here, and every
+  // worker catches up with the key change log before the answer goes out.
+  channel.on('keys:sync', async () => {
+    await Promise.allSettled(channel.workers().map((w) => channel.request(w, 'keys:catch-up', undefined, 2000)));
+  });
   const stopTypical = scheduleTypicalRequests(pool, bus, config.catalog.typical_refresh_ms, config.catalog.typical_window_days, logger);
   // The organizations' ledger actors live here: all of them (embedded host, workers reach them over IPC), or
   // with REDIS_URL the shards this instance owns (workers of every instance reach them over Redis streams).

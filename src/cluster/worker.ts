@@ -54,6 +54,9 @@ export async function runWorker(config: Config): Promise<void> {
 
   // Keys: the in-memory live-key index, kept in sync by the bus and the change log; GET /v1/key.
   const auth = await startAuth({ pool, bus, metrics, logger });
+  channel.on('keys:catch-up', () => auth.catchUp());
+  // Every worker of this instance, through the primary (see primary.ts); this worker alone if the primary cannot answer.
+  const catchUpAllWorkers = (): Promise<void> => channel.request<void>('keys:sync', undefined, 3000).catch(() => auth.catchUp());
 
   // Billing: reserve before the supplier, settle after; the ledger actors are reached through `ledger`.
   const ledger = connectLedger(config, channel);
@@ -110,7 +113,7 @@ export async function runWorker(config: Config): Promise<void> {
     ...auth.routes,
     ...webRoutes(catalog),
     // The console API opens to the admin token (none configured: a bearer gets 404) and to signed-in sessions.
-    ...keyConsoleRoutes({ pool, bus, auth: consoleAuth, catchUp: auth.catchUp }),
+    ...keyConsoleRoutes({ pool, bus, auth: consoleAuth, catchUp: catchUpAllWorkers }),
     ...orgConsoleRoutes({ pool, ledger, auth: consoleAuth }),
     ...catalogConsoleRoutes(consoleAuth, catalog, (id) => suppliers.circuitOpen(id)),
     ...sessionRoutes({ pool, auth: consoleAuth, sessionTtlMs: config.web.session_ttl_ms, limit: { maxFailures: config.web.sign_in_max_failures, windowMs: config.web.sign_in_window_ms }, cookieSecure: config.web.cookie_secure }),

@@ -16,9 +16,10 @@ export interface KeyConsoleDeps {
   bus: ChangeBus;
   auth: ConsoleAuth;
   /**
-   * Brings this worker's key index up to date. Awaited before answering, so a
-   * key works the moment its creation is answered on this worker; the others
-   * learn of it through the bus within milliseconds.
+   * Brings every worker's key index of this instance up to date (through the
+   * primary). Awaited before answering, so a key works, and a revoked key is
+   * refused, on every worker the moment the change is answered; other
+   * instances learn of it through the bus within milliseconds.
    */
   catchUp(): Promise<void>;
 }

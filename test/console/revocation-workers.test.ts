@@ -95,3 +95,27 @@ t.test('a revocation with no notification at all (change-log poll only) reaches 
   await judge(t, 'no bus', seen, workers);
   await sleep(10);
 });
+
+t.test('a key created or revoked through the console works, or is refused, on every worker the moment the console answers', async (t) => {
+  if (gw === undefined) return;
+  const pids = new Set<number>();
+  let refusedAfterCreate = 0;
+  let servedAfterRevoke = 0;
+  for (let round = 0; round < 10; round++) {
+    const key = await createKey(gw, orgId, { name: `at once ${round}` });
+    // Fresh connections at once: the kernel spreads them over both workers.
+    const used = await Promise.all(Array.from({ length: 6 }, () => call(gw.url, 'GET', '/v1/key', bearer(key.secret))));
+    refusedAfterCreate += used.filter((r) => r.status !== 200).length;
+    for (const r of used) {
+      const line = await gw.waitForLog((l) => l.msg === 'request' && l.rid === r.headers['x-request-id']);
+      pids.add(line.pid as number);
+    }
+    const revoked = await call(gw.url, 'POST', `/console/v1/keys/${key.id}/revoke`, ADMIN);
+    t.equal(revoked.status, 200);
+    const after = await Promise.all(Array.from({ length: 6 }, () => call(gw.url, 'GET', '/v1/key', bearer(key.secret))));
+    servedAfterRevoke += after.filter((r) => r.status !== 401).length;
+  }
+  t.equal(pids.size, 2, 'the calls reached both workers');
+  t.equal(refusedAfterCreate, 0, 'no call right after the creation was refused');
+  t.equal(servedAfterRevoke, 0, 'no call right after the revocation was served');
+});
