@@ -11,7 +11,7 @@ import { EMBEDDINGS_REPLY_POOL_BYTES } from '../../src/surfaces/embeddings/codec
 import { vectorOf } from '../../src/suppliers/simulator/embeddings.js';
 import { startSimulator } from '../../src/suppliers/simulator/index.js';
 import { startGateway } from '../helpers/gateway.js';
-import { ADMIN_TOKEN, organization, provision, usageRows } from '../helpers/provision.js';
+import { ADMIN_TOKEN, organization, provision, usageRows, usageRowsAtLeast } from '../helpers/provision.js';
 import { testDatabase } from '../helpers/services.js';
 
 /** nw-embed-1's input price in the demo catalog (config/catalog.seed.json), micros per million tokens. */
@@ -26,14 +26,7 @@ if (db !== null) {
     await sim.close();
   });
   const sdk = (key: string) => new OpenAI({ apiKey: key, baseURL: `${gw.url}/v1`, maxRetries: 0 });
-  const rowsOf = async (orgId: string, n: number): Promise<any[]> => {
-    let rows: any[] = [];
-    for (let i = 0; i < 50 && rows.length < n; i++) {
-      rows = await usageRows(gw.url, orgId);
-      if (rows.length < n) await new Promise((r) => setTimeout(r, 100));
-    }
-    return rows;
-  };
+  const rowsOf = (orgId: string, n: number): Promise<any[]> => usageRowsAtLeast(gw.url, orgId, n);
   const post = async (key: string, body: unknown) => {
     const res = await fetch(`${gw.url}/v1/embeddings`, {
       method: 'POST',

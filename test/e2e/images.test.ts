@@ -12,7 +12,7 @@ import { PNG } from '../../src/suppliers/simulator/images.js';
 import { startSimulator } from '../../src/suppliers/simulator/index.js';
 import { IMAGES_MAX_N } from '../../src/surfaces/images/schema.js';
 import { startGateway } from '../helpers/gateway.js';
-import { ADMIN_TOKEN, organization, provision, usageRows } from '../helpers/provision.js';
+import { ADMIN_TOKEN, organization, provision, usageRows, usageRowsAtLeast } from '../helpers/provision.js';
 import { testDatabase } from '../helpers/services.js';
 
 /** au-canvas-1's image price in the demo catalog (config/catalog.seed.json), micros per image unit. */
@@ -29,14 +29,7 @@ if (db !== null) {
     await sim.close();
   });
   const sdk = (key: string) => new OpenAI({ apiKey: key, baseURL: `${gw.url}/v1`, maxRetries: 0 });
-  const rowsOf = async (orgId: string, n: number): Promise<any[]> => {
-    let rows: any[] = [];
-    for (let i = 0; i < 50 && rows.length < n; i++) {
-      rows = await usageRows(gw.url, orgId);
-      if (rows.length < n) await new Promise((r) => setTimeout(r, 100));
-    }
-    return rows;
-  };
+  const rowsOf = (orgId: string, n: number): Promise<any[]> => usageRowsAtLeast(gw.url, orgId, n);
   const post = async (path: string, key: string, body: unknown, contentType = 'application/json') => {
     const res = await fetch(`${gw.url}${path}`, {
       method: 'POST',

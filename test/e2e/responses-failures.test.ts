@@ -1,13 +1,13 @@
 // /v1/responses when things go wrong, over real HTTP on a real gateway
 // (PostgreSQL store, embedded ledger, the simulator), money checked on every
 // path; previous_response_id ownership; every refusal rule by name.
-import { createServer, request, type Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import { connect } from 'node:net';
 import t from 'tap';
 import { parseMoney } from '../../src/billing/money.js';
 import { startSimulator, type SimulatorEvent } from '../../src/suppliers/simulator/index.js';
 import { freePort, startGateway } from '../helpers/gateway.js';
-import { ADMIN_TOKEN, organization, provision, usageRows, type Provisioned } from '../helpers/provision.js';
+import { ADMIN_TOKEN, organization, provision, usageRows } from '../helpers/provision.js';
 import { testDatabase } from '../helpers/services.js';
 
 /** Parses SSE text into its events' data (the event name is the data's type). */
@@ -70,30 +70,6 @@ function misbehavingSupplier(port: number): Promise<Server> {
 }
 
 
-/**
- * A new organization and key, once the key answers on every worker: with two
- * workers, a connection may land on the one that has not seen the key yet.
- * Each probe opens its own connection (agent: false), so both are asked.
- */
-async function provisionEverywhere(base: string, opts: Parameters<typeof provision>[1] = {}): Promise<Provisioned> {
-  const p = await provision(base, opts);
-  const probe = () =>
-    new Promise<number>((resolve) => {
-      const req = request(`${base}/v1/key`, { agent: false, headers: { authorization: `Bearer ${p.key}` } }, (res) => {
-        res.resume();
-        resolve(res.statusCode ?? 0);
-      });
-      req.on('error', () => resolve(0));
-      req.end();
-    });
-  for (let ok = 0, tries = 0; ok < 8; tries++) {
-    if (tries > 200) throw new Error('the key did not reach every worker');
-    ok = (await probe()) === 200 ? ok + 1 : 0;
-    if (ok === 0) await new Promise((r) => setTimeout(r, 20));
-  }
-  return p;
-}
-
 const db = await testDatabase(t);
 const badDb = db === null ? null : await testDatabase(t);
 if (db !== null && badDb !== null) {
@@ -136,7 +112,7 @@ if (db !== null && badDb !== null) {
   }
 
   t.test('[sim:fail_after=3]: exactly one terminal event, response.failed, the row incomplete, the hold settled', async (t) => {
-    const { key, orgId } = await provisionEverywhere(gw.url, { balance: '10.00' });
+    const { key, orgId } = await provision(gw.url, { balance: '10.00' });
     const { res, text } = await post(gw.url, key, { model: 'nw-swift-1', stream: true, input: '[sim:fail_after=3] [sim:words=10]' });
     t.equal(res.status, 200);
     const evs = events(text);
@@ -157,7 +133,7 @@ if (db !== null && badDb !== null) {
   });
 
   t.test('a supplier that ends its stream without a terminal event (cleanly, or after 4 MB in one event): one response.failed', async (t) => {
-    const { key, orgId } = await provisionEverywhere(badGw.url, { balance: '10.00' });
+    const { key, orgId } = await provision(badGw.url, { balance: '10.00' });
     for (const mode of ['no_terminal', 'big']) {
       const { res, text } = await post(badGw.url, key, { model: 'nw-swift-1', stream: true, input: `[bad:${mode}]` });
       t.equal(res.status, 200);
@@ -173,7 +149,7 @@ if (db !== null && badDb !== null) {
   });
 
   t.test('a supplier that sends two terminal events, or its own response.failed: still exactly one, ours', async (t) => {
-    const { key } = await provisionEverywhere(badGw.url);
+    const { key } = await provision(badGw.url);
     const twice = events((await post(badGw.url, key, { model: 'nw-swift-1', stream: true, input: '[bad:twice]' })).text);
     t.ok(gapFree(twice));
     t.same(terminals(twice), ['response.completed']);
@@ -186,7 +162,7 @@ if (db !== null && badDb !== null) {
   });
 
   t.test('a client cancel: no terminal event, the hold released, the usage row cancelled', async (t) => {
-    const { key, orgId } = await provisionEverywhere(gw.url, { balance: '10.00' });
+    const { key, orgId } = await provision(gw.url, { balance: '10.00' });
     const ac = new AbortController();
     const res = await fetch(`${gw.url}/v1/responses`, {
       method: 'POST',
@@ -219,7 +195,7 @@ if (db !== null && badDb !== null) {
   });
 
   t.test('a slow reader: sequence numbers still gap-free from 0, one terminal event', async (t) => {
-    const { key } = await provisionEverywhere(gw.url);
+    const { key } = await provision(gw.url);
     const body = JSON.stringify({ model: 'au-atlas-2', stream: true, max_output_tokens: 30000, input: '[sim:words=30000]' });
     const socket = connect(gw.port, '127.0.0.1');
     await new Promise((r) => socket.once('connect', r));
@@ -249,7 +225,7 @@ if (db !== null && badDb !== null) {
   });
 
   t.test('a failure before the first event is a JSON error in the responses envelope', async (t) => {
-    const { key, orgId } = await provisionEverywhere(gw.url, { balance: '10.00' });
+    const { key, orgId } = await provision(gw.url, { balance: '10.00' });
     const { res, text } = await post(gw.url, key, { model: 'nw-swift-1', stream: true, input: '[sim:status=500]' });
     t.equal(res.status, 502);
     t.equal(res.headers.get('content-type'), 'application/json');
@@ -260,8 +236,8 @@ if (db !== null && badDb !== null) {
   });
 
   t.test('previous_response_id: one\'s own accepted and never sent upstream; another organization\'s or an unknown one refused by name', async (t) => {
-    const mine = await provisionEverywhere(gw.url);
-    const theirs = await provisionEverywhere(gw.url);
+    const mine = await provision(gw.url);
+    const theirs = await provision(gw.url);
     const first = JSON.parse((await post(gw.url, mine.key, { model: 'nw-swift-1', input: 'hello [sim:words=2]' })).text);
     const streamed = events((await post(gw.url, theirs.key, { model: 'nw-swift-1', stream: true, input: 'hello [sim:words=2]' })).text);
     const theirId = streamed[streamed.length - 1].response.id;
@@ -291,7 +267,7 @@ if (db !== null && badDb !== null) {
   });
 
   t.test('every refusal rule of the responses table, by name', async (t) => {
-    const { key } = await provisionEverywhere(gw.url);
+    const { key } = await provision(gw.url);
     const ok = { model: 'nw-swift-1', input: 'x' };
     const cases: Array<[string, Record<string, unknown>, string]> = [
       ['max_output_tokens 0', { max_output_tokens: 0 }, 'max_output_tokens'],
@@ -330,7 +306,7 @@ if (db !== null && badDb !== null) {
   });
 
   t.test('a body over pools.offload_body_bytes is prepared in the pool: answered, refusals named the same', async (t) => {
-    const { key } = await provisionEverywhere(gw.url);
+    const { key } = await provision(gw.url);
     const long = 'lorem ipsum dolor sit amet '.repeat(2000);
     const ok = await post(gw.url, key, { model: 'nw-swift-1', instructions: long, input: [{ role: 'developer', content: long }, { role: 'user', content: long + ' [sim:words=3]' }] });
     t.equal(ok.res.status, 200, ok.text.slice(0, 200));

@@ -3,11 +3,10 @@
 // the suppliers). Every streamed test checks sequence_number: from 0, rising
 // by exactly one on every event, and exactly one terminal event.
 import OpenAI from 'openai';
-import { request } from 'node:http';
 import t, { type Test } from 'tap';
 import { startSimulator } from '../../src/suppliers/simulator/index.js';
 import { startGateway } from '../helpers/gateway.js';
-import { ADMIN_TOKEN, provision, type Provisioned } from '../helpers/provision.js';
+import { ADMIN_TOKEN, provision } from '../helpers/provision.js';
 import { testDatabase } from '../helpers/services.js';
 
 const TERMINAL = new Set(['response.completed', 'response.failed']);
@@ -38,30 +37,6 @@ function comparable(r: any): any {
 }
 
 
-/**
- * A new organization and key, once the key answers on every worker: with two
- * workers, a connection may land on the one that has not seen the key yet.
- * Each probe opens its own connection (agent: false), so both are asked.
- */
-async function provisionEverywhere(base: string, opts: Parameters<typeof provision>[1] = {}): Promise<Provisioned> {
-  const p = await provision(base, opts);
-  const probe = () =>
-    new Promise<number>((resolve) => {
-      const req = request(`${base}/v1/key`, { agent: false, headers: { authorization: `Bearer ${p.key}` } }, (res) => {
-        res.resume();
-        resolve(res.statusCode ?? 0);
-      });
-      req.on('error', () => resolve(0));
-      req.end();
-    });
-  for (let ok = 0, tries = 0; ok < 8; tries++) {
-    if (tries > 200) throw new Error('the key did not reach every worker');
-    ok = (await probe()) === 200 ? ok + 1 : 0;
-    if (ok === 0) await new Promise((r) => setTimeout(r, 20));
-  }
-  return p;
-}
-
 const db = await testDatabase(t);
 if (db !== null) {
   const sim = await startSimulator({ instances: ['alpha', 'beta', 'gamma'] });
@@ -74,7 +49,7 @@ if (db !== null) {
     await gw.stop();
     await sim.close();
   });
-  const { key } = await provisionEverywhere(gw.url, { balance: '50.00' });
+  const { key } = await provision(gw.url, { balance: '50.00' });
   const client = new OpenAI({ apiKey: key, baseURL: `${gw.url}/v1`, maxRetries: 0 });
   const lastSent = () => JSON.parse(bodies[bodies.length - 1]!);
   const tools: OpenAI.Responses.Tool[] = [

@@ -31,6 +31,16 @@ export async function usageRows(base: string, orgId: string): Promise<any[]> {
   return list.data;
 }
 
+/** The usage rows once at least `n` are written (settlements are flushed asynchronously), after 5 s whatever there is. */
+export async function usageRowsAtLeast(base: string, orgId: string, n: number): Promise<any[]> {
+  let rows: any[] = [];
+  for (let i = 0; i < 50 && rows.length < n; i++) {
+    rows = await usageRows(base, orgId);
+    if (rows.length < n) await new Promise((r) => setTimeout(r, 100));
+  }
+  return rows;
+}
+
 export async function organization(base: string, orgId: string): Promise<any> {
   return console_(base, 'GET', `/organizations/${orgId}`);
 }
