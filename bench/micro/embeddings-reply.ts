@@ -11,7 +11,7 @@ import { performance } from 'node:perf_hooks';
 import type { Metered } from '../../src/billing/types.js';
 import { OffloadPool } from '../../src/offload/pool.js';
 import { embeddingsCodec } from '../../src/surfaces/embeddings/codec.js';
-import { vectorOf } from '../../src/suppliers/simulator/embeddings.js';
+import { vectorOf } from '../../src/simulator/embeddings.js';
 
 const call = { requestId: 'req_bench', model: 'embed', created: 0, orgId: 'org' };
 const settled: Metered = { inputTokens: 100, cachedInputTokens: 0, outputTokens: 0, imageUnits: 0, source: 'supplier' };
