@@ -5,7 +5,7 @@
 import OpenAI from 'openai';
 import { get_encoding } from 'tiktoken';
 import t from 'tap';
-import { formatMoney, parseMoney } from '../../src/billing/money.js';
+import { formatMoney, parseMoney } from '../../src/money/money.js';
 import { boundCost } from '../../src/billing/pricing.js';
 import { startSimulator, type SimulatorEvent } from '../../src/simulator/index.js';
 import { startGateway } from '../helpers/gateway.js';

@@ -6,7 +6,7 @@
 // request; one usage row per call; the balance moved by exactly price × tokens.
 import OpenAI from 'openai';
 import t from 'tap';
-import { parseMoney, tokenCost } from '../../src/billing/money.js';
+import { parseMoney, tokenCost } from '../../src/money/money.js';
 import { EMBEDDINGS_REPLY_POOL_BYTES } from '../../src/surfaces/embeddings/codec.js';
 import { vectorOf } from '../../src/simulator/embeddings.js';
 import { startSimulator } from '../../src/simulator/index.js';

@@ -7,7 +7,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import OpenAI from 'openai';
 import t from 'tap';
-import { parseMoney } from '../../src/billing/money.js';
+import { parseMoney } from '../../src/money/money.js';
 import { PNG } from '../../src/simulator/images.js';
 import { startSimulator } from '../../src/simulator/index.js';
 import { IMAGES_MAX_N } from '../../src/surfaces/images/schema.js';
