@@ -2,9 +2,8 @@
 // quotas) and credit it: the one validation the console API and the
 // `tollgate` command share, so both refuse the same things with the same
 // field_details. Strict: unknown members are refused, not ignored.
-import type { Funding } from '../auth/types.js';
 import { GatewayError, type FieldDetail } from '../errors/gateway-error.js';
-import { MAX_MONEY, moneyTooLarge, parseMoney } from '../money/money.js';
+import { MAX_MONEY, moneyTooLarge, parseMoney, type Funding } from '../money/money.js';
 
 export interface CreditInput {
   amount: number;
