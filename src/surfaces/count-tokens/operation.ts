@@ -5,7 +5,6 @@ import type { LocalOperation } from '../local-operation.js';
 import { countTexts, decodeCountTokens, estimateOf, type CountRequest } from './estimate.js';
 
 export const countTokensOperation: LocalOperation<CountRequest> = {
-  name: 'count_tokens',
   path: '/v1/messages/count_tokens',
   envelope: 'messages',
   carrier: 'bearer_or_x_api_key',
