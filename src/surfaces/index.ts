@@ -10,13 +10,13 @@
 // server, no pipeline, no I/O). GET /v1/models and GET /v1/key answer from
 // the worker's own state (catalog, key index) and never reach the pool, so
 // they are routed beside this list (pipeline/routes.ts), from their folders.
-import { chatCodec } from './chat/codec.js';
-import { countTokensOperation } from './count-tokens/operation.js';
-import { embeddingsCodec } from './embeddings/codec.js';
-import { imagesCodec, UNSERVED_IMAGE_PATHS } from './images/codec.js';
+import { chatCodec, chatExample } from './chat/codec.js';
+import { countTokensExample, countTokensOperation } from './count-tokens/operation.js';
+import { embeddingsCodec, embeddingsExample } from './embeddings/codec.js';
+import { imagesCodec, imagesExample, UNSERVED_IMAGE_PATHS } from './images/codec.js';
 import type { LocalOperation } from './local-operation.js';
-import { messagesCodec } from './messages/codec.js';
-import { responsesCodec } from './responses/codec.js';
+import { messagesCodec, messagesExample } from './messages/codec.js';
+import { responsesCodec, responsesExample } from './responses/codec.js';
 import type { ModelSurface } from './surface.js';
 
 /** A surface that calls a model (pipeline/run.ts). */
@@ -25,6 +25,8 @@ export interface ModelCallEntry {
   readonly name: string;
   readonly role: 'model_call';
   readonly surface: ModelSurface;
+  /** A request body the demo catalog answers, around `text` (README; test/surfaces/registry.test.ts sends it large). */
+  readonly example: (text: string) => object;
   /** Paths under the surface's prefix that the spec names but the gateway does not serve: 404 in its envelope. */
   readonly unserved?: readonly string[];
 }
@@ -34,17 +36,18 @@ export interface LocalEntry {
   readonly name: string;
   readonly role: 'local';
   readonly operation: LocalOperation<any>;
+  readonly example: (text: string) => object;
 }
 
 export type SurfaceEntry = ModelCallEntry | LocalEntry;
 
 export const SURFACES: readonly SurfaceEntry[] = [
-  { name: 'chat', role: 'model_call', surface: chatCodec },
-  { name: 'messages', role: 'model_call', surface: messagesCodec },
-  { name: 'count_tokens', role: 'local', operation: countTokensOperation },
-  { name: 'responses', role: 'model_call', surface: responsesCodec },
-  { name: 'embeddings', role: 'model_call', surface: embeddingsCodec },
-  { name: 'images', role: 'model_call', surface: imagesCodec, unserved: UNSERVED_IMAGE_PATHS },
+  { name: 'chat', role: 'model_call', surface: chatCodec, example: chatExample },
+  { name: 'messages', role: 'model_call', surface: messagesCodec, example: messagesExample },
+  { name: 'count_tokens', role: 'local', operation: countTokensOperation, example: countTokensExample },
+  { name: 'responses', role: 'model_call', surface: responsesCodec, example: responsesExample },
+  { name: 'embeddings', role: 'model_call', surface: embeddingsCodec, example: embeddingsExample },
+  { name: 'images', role: 'model_call', surface: imagesCodec, example: imagesExample, unserved: UNSERVED_IMAGE_PATHS },
 ];
 
 /** The path an entry serves. */

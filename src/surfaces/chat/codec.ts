@@ -15,6 +15,9 @@ export { DEFAULT_CEILING } from './prepare.js';
 
 type Body = Record<string, any>;
 
+/** A request the demo catalog answers (README; the registry test sends it with a long text). */
+export const chatExample = (text: string): object => ({ model: 'swift', max_tokens: 16, messages: [{ role: 'user', content: text }] });
+
 /** What the gateway keeps of a supplier's reply: plain data only. */
 export interface DecodedChat {
   choices: Body[];

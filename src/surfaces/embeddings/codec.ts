@@ -10,6 +10,9 @@ import type { ModelSurface, Prepared } from '../surface.js';
 import { embeddingsInputText, prepareEmbeddings } from './prepare.js';
 import { decodeReply, meterReply, renderReply, type DecodedEmbeddings } from './reply.js';
 
+/** A request the demo catalog answers (README; the registry test sends it with a long text). */
+export const embeddingsExample = (text: string): object => ({ model: 'embed', encoding_format: 'base64', input: [text] });
+
 function upstreamBody(prepared: Prepared, route: Route): string {
   return '{"model":' + JSON.stringify(route.upstreamModel) + ',' + prepared.rest.slice(1);
 }

@@ -11,6 +11,9 @@ import { decodeReply, meterReply, renderReply, type DecodedImages } from './repl
 /** Edits and variations are not served (spec, "What the service does" 7): 404 in the images envelope (surfaces/index.ts). */
 export const UNSERVED_IMAGE_PATHS = ['/v1/images/edits', '/v1/images/variations'] as const;
 
+/** A request the demo catalog answers (README; the registry test sends it with a long text). */
+export const imagesExample = (text: string): object => ({ model: 'canvas', prompt: text, n: 1 });
+
 function upstreamBody(prepared: Prepared, route: Route): string {
   return '{"model":' + JSON.stringify(route.upstreamModel) + ',' + prepared.rest.slice(1);
 }

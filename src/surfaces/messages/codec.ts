@@ -11,6 +11,9 @@ import { messagesInputText, prepareMessages } from './prepare.js';
 import { decodeReply, meterReply, renderReply, type DecodedReply } from './reply.js';
 import { MessagesStream } from './stream.js';
 
+/** A request the demo catalog answers (README; the registry test sends it with a long text). */
+export const messagesExample = (text: string): object => ({ model: 'quill', max_tokens: 16, messages: [{ role: 'user', content: text }] });
+
 /** Prepends the per-route members to the body serialized once in prepare(). */
 function upstreamBody(prepared: Prepared, route: Route, maxOutputTokens: number | null): string {
   const head = '{"model":' + JSON.stringify(route.upstreamModel) + ',"max_tokens":' + outputCeiling(prepared.decoded.bound, maxOutputTokens);

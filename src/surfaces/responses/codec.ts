@@ -15,6 +15,9 @@ import { prepareResponses, responsesInputText } from './prepare.js';
 import { decodeReply, meterReply, renderReply, responseId, type DecodedReply } from './reply.js';
 import { ResponsesStream } from './stream.js';
 
+/** A request the demo catalog answers (README; the registry test sends it with a long text). */
+export const responsesExample = (text: string): object => ({ model: 'swift', max_output_tokens: 16, input: text });
+
 /** Prepends the per-route members to the body serialized once in prepare(). */
 function upstreamBody(prepared: Prepared, route: Route, maxOutputTokens: number | null): string {
   // store is always false upstream: the gateway keeps nothing, and asks its suppliers to keep nothing.
