@@ -4,17 +4,17 @@
 // (clone the text to a thread, await the decoded data, render), for supplier
 // replies of float arrays and of base64 of growing size. Main-thread time
 // through the pool is read from event-loop utilization, which counts only
-// this thread. The result sets EMBEDDINGS_REPLY_POOL_BYTES
-// (src/surfaces/embeddings/codec.ts).
+// this thread. The result sets REPLY_POOL_BYTES (src/surfaces/reply-pool.ts).
 // Run: npm run build && node dist/bench/micro/embeddings-reply.js
 import { performance } from 'node:perf_hooks';
 import type { Metered } from '../../src/billing/types.js';
 import { OffloadPool } from '../../src/offload/pool.js';
 import { embeddingsCodec } from '../../src/surfaces/embeddings/codec.js';
+import type { DecodedEmbeddings } from '../../src/surfaces/embeddings/reply.js';
 import { vectorOf } from '../../src/simulator/embeddings.js';
 
 const call = { requestId: 'req_bench', model: 'embed', created: 0, orgId: 'org' };
-const settled: Metered = { inputTokens: 100, cachedInputTokens: 0, outputTokens: 0, imageUnits: 0, source: 'supplier' };
+const settled: Metered = { inputTokens: 100, cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens: 0, imageUnits: 0, source: 'supplier' };
 
 /** A supplier reply of `count` vectors of `dims`, as float arrays or base64 (as the simulator writes them). */
 function reply(count: number, dims: number, floats: boolean): string {
@@ -33,7 +33,7 @@ function cpuMicros(since: NodeJS.CpuUsage, n: number): number {
 
 function inlineMicros(text: string, n: number): number {
   const start = performance.now();
-  for (let i = 0; i < n; i++) embeddingsCodec.unary(JSON.parse(text), call).render(settled);
+  for (let i = 0; i < n; i++) embeddingsCodec.render(embeddingsCodec.decodeReply(JSON.parse(text), {}), call, settled);
   return ((performance.now() - start) * 1000) / n;
 }
 
@@ -43,9 +43,9 @@ async function pooledMicros(pool: OffloadPool, text: string, n: number, inFlight
   let next = 0;
   const lane = async () => {
     while (next++ < n) {
-      const r = await pool.decodeReply('embeddings', Buffer.from(text));
+      const r = await pool.decodeReply('embeddings', Buffer.from(text), {});
       if (!r.ok) throw new Error('decode failed');
-      embeddingsCodec.replyInPool!.result(r.decoded, call).render(settled);
+      embeddingsCodec.render(r.decoded as DecodedEmbeddings, call, settled);
     }
   };
   await Promise.all(Array.from({ length: inFlight }, lane));

@@ -59,7 +59,7 @@ export class LedgerBilling implements Billing {
   }
 
   async reserve(requestId: string, key: ApiKey, model: CatalogModel, surface: Surface, bound: Bound, tighter: TighterBound | null = null): Promise<Hold> {
-    const amount = boundCost(model.price, bound, surface);
+    const amount = boundCost(model.price, bound);
     let reply = await this.ask(requestId, key, amount);
     let reserved = bound;
     let held = amount;
@@ -68,7 +68,7 @@ export class LedgerBilling implements Billing {
       // The cheap estimate did not fit: count the text (worker pool) and try the tight one, only if it can fit.
       this.metrics?.count('billing_input_counted');
       const tight = await tighter().catch(() => null); // no count: the first refusal stands
-      const tightAmount = tight === null ? amount : boundCost(model.price, tight, surface);
+      const tightAmount = tight === null ? amount : boundCost(model.price, tight);
       if (tight !== null && tightAmount < amount) {
         if (tightAmount <= reply.available) {
           reply = await this.ask(requestId, key, tightAmount);
@@ -119,7 +119,7 @@ export class LedgerBilling implements Billing {
 
   async settle(hold: Hold, metered: Metered | null, outcome: Outcome, timings: Timings, supplier: string | null): Promise<void> {
     try {
-      const charge = settlementCharge(hold.price, metered, hold.surface, hold.reserved);
+      const charge = settlementCharge(hold.price, metered, hold.reserved);
       // The local count failed: charged on the upper estimate (docs/billing.md, "When nothing counts").
       if (metered?.source === 'estimate') this.metrics?.count('billing_count_failed');
       if (!Number.isSafeInteger(charge.charged)) {

@@ -6,10 +6,9 @@
 // kind, so preparing bodies never loads the tokenizer.
 import { join } from 'node:path';
 import { Piscina } from 'piscina';
-import type { ProtocolCode } from '../catalog/types.js';
 import { packageRoot } from '../config/paths.js';
 import type { DecodeResult } from '../surfaces/local-operation.js';
-import type { DecodeReplyResult, PrepareResult } from '../surfaces/surface.js';
+import type { DecodeReplyResult, PrepareResult, RequestFacts } from '../surfaces/surface.js';
 
 const COUNT_TOKENS = join(packageRoot, 'dist/workers/count-tokens.js');
 const PREPARE_REQUEST = join(packageRoot, 'dist/workers/prepare-request.js');
@@ -62,11 +61,11 @@ export class OffloadPool {
    * Parses, validates and prepares a body in a thread. The bytes are moved,
    * not copied: `body` is unusable afterwards.
    */
-  prepare(protocol: ProtocolCode, body: Buffer): Promise<PrepareResult> {
+  prepare(surface: string, body: Buffer): Promise<PrepareResult> {
     // Only a buffer that owns its whole ArrayBuffer can be moved; a slice of a shared one is copied first.
     const bytes = movable(body);
     // transferList, not Piscina.move(): move() is only unwrapped when it is the whole task.
-    return this.threads.run({ protocol, body: bytes, maxDepth: this.maxJsonDepth }, { filename: PREPARE_REQUEST, transferList: [bytes.buffer as ArrayBuffer] }) as Promise<PrepareResult>;
+    return this.threads.run({ surface, body: bytes, maxDepth: this.maxJsonDepth }, { filename: PREPARE_REQUEST, transferList: [bytes.buffer as ArrayBuffer] }) as Promise<PrepareResult>;
   }
 
   /** Parses and decodes a local operation's body in a thread (count_tokens); the bytes are moved, as in prepare(). */
@@ -75,10 +74,10 @@ export class OffloadPool {
     return this.threads.run({ operation, body: bytes, maxDepth: this.maxJsonDepth }, { filename: DECODE_LOCAL, transferList: [bytes.buffer as ArrayBuffer] }) as Promise<DecodeResult<unknown>>;
   }
 
-  /** Parses and decodes a large supplier reply in a thread (surfaces with `replyInPool`: embeddings); the bytes are moved, as in prepare(). */
-  decodeReply(protocol: ProtocolCode, reply: Buffer): Promise<DecodeReplyResult> {
+  /** Parses and decodes a large supplier reply in a thread (surface.ts, replyPoolBytes); the bytes are moved, as in prepare(). */
+  decodeReply(surface: string, reply: Buffer, meta: RequestFacts): Promise<DecodeReplyResult> {
     const bytes = movable(reply);
-    return this.threads.run({ protocol, body: bytes }, { filename: DECODE_REPLY, transferList: [bytes.buffer as ArrayBuffer] }) as Promise<DecodeReplyResult>;
+    return this.threads.run({ surface, body: bytes, meta }, { filename: DECODE_REPLY, transferList: [bytes.buffer as ArrayBuffer] }) as Promise<DecodeReplyResult>;
   }
 
   async close(): Promise<void> {
