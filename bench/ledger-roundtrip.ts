@@ -24,7 +24,7 @@ import { createBilling } from '../src/billing/index.js';
 import type { CatalogModel } from '../src/catalog/types.js';
 import { PrimaryChannel, WorkerChannel } from '../src/cluster/ipc.js';
 import { loadConfig } from '../src/config/load.js';
-import { createOrganization, updateOrganization } from '../src/ledger/accounts.js';
+import { createOrganization, updateOrganization } from '../src/organizations/store.js';
 import { connectLedger, startLedgerHost } from '../src/ledger/index.js';
 import { createLogger } from '../src/log/logger.js';
 import { openEmbeddedStore } from '../src/store/embedded.js';
