@@ -36,7 +36,7 @@ export interface Target {
 const dist = (file: string): string => join(packageRoot, 'dist', file);
 
 export async function startSimulator(cpus: string | null): Promise<{ url: string; proc: Spawned }> {
-  const proc = new Spawned('simulator', [dist('src/suppliers/simulator/main.js'), '--port', '0', '--instances', 'alpha,beta,gamma'], { cpus });
+  const proc = new Spawned('simulator', [dist('src/simulator/main.js'), '--port', '0', '--instances', 'alpha,beta,gamma'], { cpus });
   const line = await proc.waitForLine((l) => typeof l.simulator === 'string', 30_000);
   return { url: line.simulator as string, proc };
 }

@@ -6,7 +6,7 @@
 // The result sets REPLY_POOL_BYTES (src/surfaces/reply-pool.ts).
 // Run: npm run build && node dist/bench/micro/embeddings-reply.js
 import { OffloadPool } from '../../src/offload/pool.js';
-import { vectorOf } from '../../src/suppliers/simulator/embeddings.js';
+import { vectorOf } from '../../src/simulator/embeddings.js';
 import { inlineMicros, pooledMicros, type ReplyCase } from './reply-hop.js';
 
 const embeddings: ReplyCase = {

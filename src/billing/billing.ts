@@ -7,7 +7,7 @@ import { GatewayError } from '../errors/gateway-error.js';
 import type { LedgerClient, ReserveReply, UsageRow } from '../ledger/protocol.js';
 import type { Logger } from '../log/logger.js';
 import type { Metrics } from '../metrics/registry.js';
-import { formatMoney } from './money.js';
+import { formatMoney } from '../money/money.js';
 import { boundCost, settlementCharge } from './pricing.js';
 import type { Billing, Bound, Hold, Metered, Outcome, Surface, TighterBound, Timings } from './types.js';
 

@@ -4,7 +4,7 @@
 // are refused, not ignored.
 import type { Funding } from '../auth/types.js';
 import { GatewayError, type FieldDetail } from '../errors/gateway-error.js';
-import { MAX_MONEY, moneyTooLarge, parseMoney } from './money.js';
+import { MAX_MONEY, moneyTooLarge, parseMoney } from '../money/money.js';
 
 export interface CreditInput {
   amount: number;

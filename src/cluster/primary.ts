@@ -16,7 +16,7 @@ import { assertNativeUws } from '../server/uws.js';
 import { openEmbeddedStore, type EmbeddedStore } from '../store/embedded.js';
 import { migrate } from '../store/migrate.js';
 import { createPool } from '../store/pool.js';
-import { startSimulator, type Simulator } from '../suppliers/simulator/index.js';
+import { startSimulator, type Simulator } from '../simulator/index.js';
 import { PrimaryChannel } from './ipc.js';
 import { serveMetricsFromPrimary } from './metrics.js';
 

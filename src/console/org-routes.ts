@@ -5,7 +5,7 @@
 // day). Money crosses as decimal strings; errors use the REST envelope.
 import { randomUUID } from 'node:crypto';
 import { parseCreditInput, parseQuotaInput } from '../billing/credit-input.js';
-import { formatMoney } from '../billing/money.js';
+import { formatMoney } from '../money/money.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import { createOrganization, readOrganization, updateOrganization, type OrganizationRow, type UsageListRow } from '../ledger/accounts.js';
 import type { AccountView, LedgerClient } from '../ledger/protocol.js';
@@ -171,7 +171,9 @@ export function orgConsoleRoutes(deps: OrgConsoleDeps): Route[] {
       const row = await organization(ctx, who);
       await viaLedger(deps.ledger.sync());
       const days = await usageDaily(deps.pool, usageFilter(row.id, q), q.has('days') ? Number(q.get('days')) : 30);
-      answer(ctx, 200, { object: 'list', data: days.map((d) => ({ day: d.day, requests: d.requests, charged: formatMoney(d.chargedMicros) })) });
+      // The total is summed here in exact micros so that the front end never adds decimals as floats.
+      const total = days.reduce((sum, d) => sum + d.chargedMicros, 0n);
+      answer(ctx, 200, { object: 'list', total_charged: formatMoney(total), data: days.map((d) => ({ day: d.day, requests: d.requests, charged: formatMoney(d.chargedMicros) })) });
     }),
   ];
 }

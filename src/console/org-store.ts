@@ -2,7 +2,7 @@
 // `tollgate` command share these). Money is integer micros in the store and a
 // decimal string ("25.00") wherever it crosses to the operator. Rows are
 // written and read by ledger/accounts.ts, which keeps money and journal equal.
-import { formatMoney, MAX_MONEY, moneyTooLarge, parseMoney } from '../billing/money.js';
+import { formatMoney, MAX_MONEY, moneyTooLarge, parseMoney } from '../money/money.js';
 import { GatewayError, type FieldDetail } from '../errors/gateway-error.js';
 import type { OrganizationRow } from '../ledger/accounts.js';
 

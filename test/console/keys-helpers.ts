@@ -6,7 +6,7 @@ import http from 'node:http';
 import { join } from 'node:path';
 import { packageRoot } from '../../src/config/paths.js';
 import { createOrganization } from '../../src/ledger/accounts.js';
-import { parseMoney } from '../../src/billing/money.js';
+import { parseMoney } from '../../src/money/money.js';
 import { createPool } from '../../src/store/pool.js';
 import type { Gateway } from '../helpers/gateway.js';
 

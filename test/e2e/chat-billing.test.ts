@@ -4,7 +4,7 @@
 import OpenAI from 'openai';
 import t from 'tap';
 import { boundCost } from '../../src/billing/pricing.js';
-import { formatMoney } from '../../src/billing/money.js';
+import { formatMoney } from '../../src/money/money.js';
 import { micros } from '../helpers/money.js';
 import { DEFAULT_CEILING } from '../../src/surfaces/chat/codec.js';
 import { startGateway } from '../helpers/gateway.js';

@@ -5,9 +5,9 @@
 import OpenAI from 'openai';
 import { get_encoding } from 'tiktoken';
 import t from 'tap';
-import { formatMoney, parseMoney } from '../../src/billing/money.js';
+import { formatMoney, parseMoney } from '../../src/money/money.js';
 import { boundCost } from '../../src/billing/pricing.js';
-import { startSimulator, type SimulatorEvent } from '../../src/suppliers/simulator/index.js';
+import { startSimulator, type SimulatorEvent } from '../../src/simulator/index.js';
 import { startGateway } from '../helpers/gateway.js';
 import { ADMIN_TOKEN, organization, provision, usageRows } from '../helpers/provision.js';
 import { testDatabase } from '../helpers/services.js';

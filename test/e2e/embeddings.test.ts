@@ -6,10 +6,10 @@
 // request; one usage row per call; the balance moved by exactly price × tokens.
 import OpenAI from 'openai';
 import t from 'tap';
-import { parseMoney, tokenCost } from '../../src/billing/money.js';
+import { parseMoney, tokenCost } from '../../src/money/money.js';
 import { REPLY_POOL_BYTES } from '../../src/surfaces/reply-pool.js';
-import { vectorOf } from '../../src/suppliers/simulator/embeddings.js';
-import { startSimulator } from '../../src/suppliers/simulator/index.js';
+import { vectorOf } from '../../src/simulator/embeddings.js';
+import { startSimulator } from '../../src/simulator/index.js';
 import { startGateway } from '../helpers/gateway.js';
 import { ADMIN_TOKEN, organization, provision, usageRows, usageRowsAtLeast } from '../helpers/provision.js';
 import { testDatabase } from '../helpers/services.js';

@@ -5,7 +5,7 @@
 // over the two, and the money adds up in the store.
 import t from 'tap';
 import { boundCost } from '../../src/billing/pricing.js';
-import { formatMoney } from '../../src/billing/money.js';
+import { formatMoney } from '../../src/money/money.js';
 import { micros } from '../helpers/money.js';
 import { DEFAULT_CEILING } from '../../src/surfaces/chat/codec.js';
 import { console_, organization, provision, usageRows } from '../helpers/provision.js';

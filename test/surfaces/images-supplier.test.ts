@@ -13,7 +13,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import t from 'tap';
-import { parseMoney } from '../../src/billing/money.js';
+import { parseMoney } from '../../src/money/money.js';
 import { REPLY_POOL_BYTES } from '../../src/surfaces/reply-pool.js';
 import { tollgate } from '../console/keys-helpers.js';
 import { imagesEnvelopeFault } from '../helpers/envelopes.js';

@@ -6,7 +6,7 @@
 // gateway's actors, so it writes to the store and the gateway's ledger takes
 // the credit in at its next reconcile, within a second.
 import { parseCreditInput } from '../../billing/credit-input.js';
-import { formatMoney } from '../../billing/money.js';
+import { formatMoney } from '../../money/money.js';
 import { GatewayError } from '../../errors/gateway-error.js';
 import { creditInStore, readOrganization } from '../../ledger/accounts.js';
 import { isUuid } from '../../store/uuid.js';
