@@ -42,13 +42,16 @@ export class OffloadPool {
   ) {}
 
   private get threads(): Piscina {
-    this.pool ??= new Piscina({
-      filename: COUNT_TOKENS,
-      minThreads: this.minThreads,
-      maxThreads: this.maxThreads,
-      idleTimeout: 60_000,
-    });
-    this.pool.on('error', this.onThreadError);
+    if (this.pool === null) {
+      this.pool = new Piscina({
+        filename: COUNT_TOKENS,
+        minThreads: this.minThreads,
+        maxThreads: this.maxThreads,
+        idleTimeout: 60_000,
+      });
+      // Once, when the pool is made: on every access it added a listener per task (MaxListenersExceededWarning in bench/micro/image-reply.ts).
+      this.pool.on('error', this.onThreadError);
+    }
     return this.pool;
   }
 

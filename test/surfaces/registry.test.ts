@@ -13,6 +13,7 @@ import t from 'tap';
 import { packageRoot } from '../../src/config/paths.js';
 import type { EnvelopeKind } from '../../src/errors/envelopes.js';
 import { localOperationNamed, modelCallNamed, pathOf, SURFACES, type SurfaceEntry } from '../../src/surfaces/index.js';
+import { WIRES } from '../../src/suppliers/wire.js';
 import { surfacePrefix } from '../../src/surfaces/surface.js';
 import decodeLocal from '../../workers/decode-local.js';
 import prepareRequest from '../../workers/prepare-request.js';
@@ -74,6 +75,20 @@ t.test("the README's surface table names every registered path", async (t) => {
   const readme = readFileSync(join(packageRoot, 'README.md'), 'utf8');
   const table = readme.slice(readme.indexOf('| Surface | Path |'));
   for (const entry of SURFACES) t.match(table.slice(0, table.indexOf('\n\n')), `\`POST ${pathOf(entry)}\``, entry.name);
+});
+
+t.test('a new wire is one folder plus one line of ADAPTERS: the catalog schema lists exactly the wires the gateway speaks', async (t) => {
+  const schema = JSON.parse(readFileSync(join(packageRoot, 'config/catalog.schema.json'), 'utf8'));
+  const found: string[][] = [];
+  const walk = (node: unknown): void => {
+    if (node === null || typeof node !== 'object') return;
+    const wire = (node as Record<string, any>).wire_protocol;
+    if (wire !== undefined && Array.isArray(wire.enum)) found.push(wire.enum);
+    for (const v of Object.values(node)) walk(v);
+  };
+  walk(schema);
+  t.equal(found.length, 1, 'one wire_protocol enum in the schema');
+  t.same([...found[0]!].sort(), [...WIRES].sort());
 });
 
 /** Value imports (not `import type`) of a TypeScript source, resolved to source paths. */
