@@ -1,6 +1,12 @@
 // Request/response and one-way messages between the cluster primary and its
 // workers, over Node's cluster IPC channel. Used for change notifications,
 // metrics collection and (in the embedded default) the ledger actors.
+//
+// Messages to one peer are batched per event-loop turn: every envelope queued
+// while this turn's I/O callbacks run goes out as one process.send in the
+// check phase (setImmediate), so under load a reservation costs a share of a
+// pipe write and of the peer's wake-up instead of one each; a lone message
+// leaves in the same turn, so one call at a time waits no longer.
 import cluster, { type Worker } from 'node:cluster';
 
 type Handler = (payload: any, from: Worker | null) => unknown;
@@ -12,6 +18,38 @@ interface Envelope {
   re?: number; // set on replies
   p?: unknown;
   e?: string; // error text on a failed reply
+  b?: Envelope[]; // a batch: these envelopes, in order
+}
+
+/** Envelopes for one peer, sent together once this event-loop turn's callbacks have run. */
+class Outbox {
+  private queue: Envelope[] = [];
+  private scheduled = false;
+
+  constructor(
+    private readonly open: () => boolean,
+    private readonly write: (m: Envelope) => void,
+    private readonly lost: (queued: Envelope[]) => void,
+  ) {}
+
+  /** False only when the channel is closed; a full backlog still queues the message. */
+  post(m: Envelope): boolean {
+    if (!this.open()) return false;
+    this.queue.push(m);
+    if (!this.scheduled) {
+      this.scheduled = true;
+      setImmediate(this.flush);
+    }
+    return true;
+  }
+
+  private readonly flush = (): void => {
+    this.scheduled = false;
+    const queued = this.queue;
+    this.queue = [];
+    if (!this.open()) return this.lost(queued);
+    this.write(queued.length === 1 ? queued[0]! : { tg: 1, b: queued });
+  };
 }
 
 interface Pending {
@@ -33,6 +71,10 @@ abstract class Channel {
   protected deliver(msg: unknown, from: Worker | null, reply: (m: Envelope) => void): void {
     if (msg === null || typeof msg !== 'object' || (msg as Envelope).tg !== 1) return;
     const m = msg as Envelope;
+    if (m.b !== undefined) {
+      for (const one of m.b) this.deliver(one, from, reply);
+      return;
+    }
     if (m.re !== undefined) {
       const p = this.pending.get(m.re);
       if (p === undefined) return;
@@ -76,6 +118,17 @@ abstract class Channel {
     });
   }
 
+  /** The channel closed before these went out: their requests fail now rather than at their timeout. */
+  protected lost(queued: Envelope[]): void {
+    for (const m of queued) {
+      const p = m.id !== undefined ? this.pending.get(m.id) : undefined;
+      if (p === undefined) continue;
+      this.pending.delete(m.id!);
+      clearTimeout(p.timer);
+      p.reject(new Error(`ipc ${m.t}: channel closed`));
+    }
+  }
+
   /** Rejects everything waiting, e.g. when the other side is gone. */
   failAll(reason: string): void {
     for (const [id, p] of this.pending) {
@@ -88,16 +141,19 @@ abstract class Channel {
 
 /** The worker's end: talks to the primary. */
 export class WorkerChannel extends Channel {
+  private readonly outbox = new Outbox(
+    () => process.connected,
+    (m) => process.send!(m),
+    (queued) => this.lost(queued),
+  );
+
   constructor() {
     super();
     process.on('message', (msg) => this.deliver(msg, null, (m) => this.post(m)));
   }
 
-  /** False only when the channel is closed; a full backlog still queues the message. */
   private post(m: Envelope): boolean {
-    if (!process.connected) return false;
-    process.send!(m);
-    return true;
+    return this.outbox.post(m);
   }
 
   request<T>(type: string, payload?: unknown, timeoutMs = 5000): Promise<T> {
@@ -111,14 +167,23 @@ export class WorkerChannel extends Channel {
 
 /** The primary's end: talks to every worker. */
 export class PrimaryChannel extends Channel {
+  private readonly outboxes = new WeakMap<Worker, Outbox>();
+
   attach(worker: Worker): void {
     worker.on('message', (msg) => this.deliver(msg, worker, (m) => this.post(worker, m)));
   }
 
   private post(worker: Worker, m: Envelope): boolean {
-    if (!worker.isConnected()) return false;
-    worker.send(m);
-    return true;
+    let outbox = this.outboxes.get(worker);
+    if (outbox === undefined) {
+      outbox = new Outbox(
+        () => worker.isConnected(),
+        (e) => worker.send(e),
+        (queued) => this.lost(queued),
+      );
+      this.outboxes.set(worker, outbox);
+    }
+    return outbox.post(m);
   }
 
   request<T>(worker: Worker, type: string, payload?: unknown, timeoutMs = 5000): Promise<T> {
