@@ -33,7 +33,7 @@ import { countTokensOperation } from '../surfaces/count-tokens/operation.js';
 import { modelsRoute } from '../surfaces/models/route.js';
 import { OffloadPool } from '../offload/pool.js';
 import { webRoutes } from '../web/index.js';
-import { WorkerChannel } from './ipc.js';
+import { WorkerChannel } from '../ipc/channel.js';
 import { workerMetrics } from './metrics.js';
 
 export async function runWorker(config: Config): Promise<void> {

@@ -6,7 +6,7 @@
 // after that loses nothing, and the primary answering would only say "queued",
 // which its journal already promises). A worker's heartbeat is one small
 // one-way message every third of a lease.
-import type { PrimaryChannel, WorkerChannel } from '../cluster/ipc.js';
+import type { PrimaryChannel, WorkerChannel } from '../ipc/channel.js';
 import type { Logger } from '../log/logger.js';
 import type { Ledger } from './ledger.js';
 import type {

@@ -11,7 +11,7 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { ChangeBus } from '../bus/bus.js';
-import type { PrimaryChannel, WorkerChannel } from '../cluster/ipc.js';
+import type { PrimaryChannel, WorkerChannel } from '../ipc/channel.js';
 import type { Config } from '../config/types.js';
 import { createLogger, type Logger } from '../log/logger.js';
 import type { Pool } from '../store/pool.js';
