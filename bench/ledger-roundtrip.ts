@@ -22,7 +22,7 @@ import type { ApiKey } from '../src/auth/types.js';
 import type { ChangeBus } from '../src/bus/bus.js';
 import { createBilling } from '../src/billing/index.js';
 import type { CatalogModel } from '../src/catalog/types.js';
-import { PrimaryChannel, WorkerChannel } from '../src/cluster/ipc.js';
+import { PrimaryChannel, WorkerChannel } from '../src/ipc/channel.js';
 import { loadConfig } from '../src/config/load.js';
 import { createOrganization, updateOrganization } from '../src/organizations/store.js';
 import { connectLedger, startLedgerHost } from '../src/ledger/index.js';

@@ -24,7 +24,7 @@ import { SupplierDispatcher } from '../suppliers/dispatch.js';
 import { ResponseOwnership } from '../surfaces/responses/ownership.js';
 import { OffloadPool } from '../offload/pool.js';
 import { webRoutes } from '../web/index.js';
-import { WorkerChannel } from './ipc.js';
+import { WorkerChannel } from '../ipc/channel.js';
 import { workerMetrics } from './metrics.js';
 
 export async function runWorker(config: Config): Promise<void> {
