@@ -11,7 +11,7 @@
 // logged, and its charge undone in memory so memory and store agree.
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '../log/logger.js';
-import type { Entry } from './actor.js';
+import type { Entry, WriteResult } from './actor.js';
 import type { UsageRow } from './protocol.js';
 import type { LedgerStore } from './store.js';
 
@@ -28,8 +28,8 @@ interface Pending {
   done: () => void;
 }
 
-/** Told once per entry when the store answers for it: inserted, or not (a repeat, or dropped). */
-export type StoredCallback = (entry: Entry, stored: boolean) => void;
+/** Told once per entry when the store answers for it: inserted, already there (a repeat), or dropped. */
+export type StoredCallback = (entry: Entry, result: WriteResult) => void;
 
 /** PostgreSQL refused the data itself (class 22 data exception, 23 integrity): retrying the same rows cannot help. */
 function isDataError(err: unknown): boolean {
@@ -122,7 +122,7 @@ export class Journal {
       } catch (err) {
         if (!isDataError(err)) return { rest: take.slice(i), err };
         this.logger.error({ err: (err as Error).message, rid: p.usage.requestId, org: p.usage.orgId }, 'ledger: usage row refused by the store; dropped');
-        if (p.entry !== null) this.onStored(p.entry, false);
+        if (p.entry !== null) this.onStored(p.entry, 'dropped');
         p.done();
       }
     }
@@ -142,7 +142,7 @@ export class Journal {
       entries,
       tags,
     );
-    for (const e of entries) this.onStored(e, stored.has(e.id));
+    for (const e of entries) this.onStored(e, stored.has(e.id) ? 'inserted' : 'duplicate');
     for (const p of take) p.done();
   }
 

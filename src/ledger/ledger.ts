@@ -11,9 +11,9 @@
 // cannot keep money held while its worker lives on.
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '../log/logger.js';
-import { OrgActor, type Entry, type HoldRecord } from './actor.js';
+import { chargeEntry, OrgActor, type AccountRow, type Entry, type HoldRecord } from './actor.js';
 import { Journal } from './journal.js';
-import type { AccountView, CreditCommand, CreditReply, LedgerCore, ReleaseCommand, ReserveCommand, ReserveReply, SettleCommand } from './protocol.js';
+import type { AccountView, CreditCommand, CreditReply, LedgerCore, ReleaseCommand, ReserveCommand, ReserveReply, SettleCommand, UsageRow } from './protocol.js';
 import { isCheckViolation, type LedgerStore } from './store.js';
 
 export interface LedgerSettings {
@@ -37,6 +37,16 @@ const SLOW_SWEEP_MS = 5000;
  * running actor within this interval; the console API reaches it at once.
  */
 const RECONCILE_MS = 1000;
+/**
+ * A settlement this old when it arrives (or one its host marks `check`) may
+ * have been stored by another writer already: a worker that gave up on the
+ * actor and wrote it directly (never sooner than DIRECT_WRITE_AFTER_MS after
+ * sending it, redis/client.ts), or a shard's previous owner. It counts only
+ * after the store says whether it holds it, read with the balance in one
+ * snapshot, so memory never counts it twice or not at all. A younger one
+ * cannot have been stored by anyone else, and takes no round trip.
+ */
+export const SETTLE_CHECK_AFTER_MS = 500;
 
 interface Owner {
   lastBeat: number;
@@ -61,6 +71,9 @@ export class Ledger implements LedgerCore {
   private readonly sweeper: NodeJS.Timeout;
   private readonly reconciler: NodeJS.Timeout;
   private lastSlowSweep = 0;
+  private rechecking: Promise<void> = Promise.resolve();
+  /** Late settlements waiting for one store read (see SETTLE_CHECK_AFTER_MS), in arrival order. */
+  private checks: Array<{ actor: OrgActor; usage: UsageRow; done: (out: ReturnType<OrgActor['settle']>) => void }> = [];
   private expiredHolds = 0;
   /** Told of every hold voided by its lease or maximum age (the Redis host drops it from its mirror). */
   onHoldExpired: ((hold: HoldRecord) => void) | null = null;
@@ -71,7 +84,9 @@ export class Ledger implements LedgerCore {
     private readonly logger: Logger,
     private readonly clock: () => number = Date.now,
   ) {
-    this.journal = new Journal(store, settings.flushMs, logger, (entry, stored) => this.actors.get(entry.orgId)?.confirmed(entry, stored));
+    this.journal = new Journal(store, settings.flushMs, logger, (entry, result) => {
+      if (this.actors.get(entry.orgId)?.confirmed(entry, result) === true) this.recheck(entry.orgId);
+    });
     const every = Math.min(1000, Math.max(20, Math.floor(settings.holdLeaseMs / 4)));
     this.sweeper = setInterval(() => this.sweep(), every);
     this.sweeper.unref();
@@ -96,7 +111,9 @@ export class Ledger implements LedgerCore {
       this.logger.warn({ rid: usage.requestId, org: usage.orgId }, 'ledger: settlement for an unknown organization ignored');
       return;
     }
-    const out = actor.settle(usage, this.clock());
+    const now = this.clock();
+    const late = cmd.check === true || now - usage.finishedAt > SETTLE_CHECK_AFTER_MS;
+    const out = late && !actor.isClosed(usage.requestId) ? await this.settleChecked(actor, usage) : actor.settle(usage, now);
     if (out === null) {
       await this.unwritten.get(usage.requestId);
       return;
@@ -105,6 +122,36 @@ export class Ledger implements LedgerCore {
     const written = this.journal.append(usage, out.entry).then(() => void this.unwritten.delete(usage.requestId));
     this.unwritten.set(usage.requestId, written);
     if (this.settings.flushMs === 0) await capped(written, DURABLE_WAIT_MAX_MS);
+  }
+
+  /** Queues a late settlement for the next check: the checks of one turn share a store read. */
+  private settleChecked(actor: OrgActor, usage: UsageRow): Promise<ReturnType<OrgActor['settle']>> {
+    return new Promise((done) => {
+      if (this.checks.push({ actor, usage, done }) === 1) setImmediate(() => void this.runChecks());
+    });
+  }
+
+  private runChecks(): Promise<void> {
+    const batch = this.checks;
+    this.checks = [];
+    return this.journal.exclusive(async () => {
+      const actors = new Set(batch.map((c) => c.actor));
+      const ids = [...actors].flatMap((a) => a.pendingIds());
+      for (const c of batch) ids.push(chargeEntry(c.usage).id);
+      let rows: Map<string, AccountRow> | null = null;
+      try {
+        rows = await this.store.loadAccounts([...actors].map((a) => a.orgId), ids);
+      } catch (err) {
+        // The store cannot say: apply them as memory knows them; the journal's unique key still refuses a repeat.
+        this.logger.warn({ err: (err as Error).message, settlements: batch.length }, 'ledger: late settlements not checked against the store');
+      }
+      const now = this.clock();
+      for (const a of actors) {
+        const row = rows?.get(a.orgId);
+        if (row !== undefined) a.load(row);
+      }
+      for (const c of batch) c.done(c.actor.settle(c.usage, now, rows?.get(c.actor.orgId)?.journaled?.has(chargeEntry(c.usage).id) === true));
+    });
   }
 
   async release(cmd: ReleaseCommand): Promise<void> {
@@ -165,13 +212,24 @@ export class Ledger implements LedgerCore {
   reconcile(): Promise<void> {
     if (this.actors.size === 0) return Promise.resolve();
     return this.journal.exclusive(async () => {
-      const rows = await this.store.loadAccounts([...this.actors.keys()]);
+      const rows = await this.store.loadAccounts([...this.actors.keys()], [...this.actors.values()].flatMap((a) => a.pendingIds()));
       for (const [orgId, row] of rows) this.actors.get(orgId)?.load(row);
     });
   }
 
-  sync(): Promise<void> {
-    return this.journal.flush();
+  async sync(): Promise<void> {
+    await this.journal.flush();
+    await this.rechecking;
+  }
+
+  /**
+   * A charge the store already held that no load had counted: by the rules
+   * above that is another writer's, stored after the last load, so memory's
+   * charge stands; the row is read again at once, not at the next reconcile,
+   * in case a writer nobody foresaw stored it earlier.
+   */
+  private recheck(orgId: string): void {
+    this.rechecking = this.rechecking.then(() => this.refresh(orgId)).catch(() => {});
   }
 
   heartbeat(owner: string): void {
@@ -280,8 +338,8 @@ export class Ledger implements LedgerCore {
 
   /** Call with the journal's lock held. */
   private async reload(actor: OrgActor): Promise<void> {
-    const row = await this.store.loadAccount(actor.orgId);
-    if (row !== null) actor.load(row);
+    const row = (await this.store.loadAccounts([actor.orgId], actor.pendingIds())).get(actor.orgId);
+    if (row !== undefined) actor.load(row);
   }
 }
 

@@ -58,6 +58,8 @@ export interface UsageRow {
 
 export interface SettleCommand {
   usage: UsageRow;
+  /** Another writer may have stored this charge already (a direct write, a previous owner): the actor checks the store before it counts. */
+  check?: boolean;
 }
 
 export interface ReleaseCommand {

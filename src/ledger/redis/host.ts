@@ -14,7 +14,8 @@ import type { Pool } from '../../store/pool.js';
 import { Ledger, type LedgerSettings, type LedgerStats } from '../ledger.js';
 import { PgLedgerStore } from '../store.js';
 import { redisConnection } from './connection.js';
-import type { RedisKeys } from './keys.js';
+import { shardOf, type RedisKeys } from './keys.js';
+import type { AccountView } from '../protocol.js';
 import { LEASE_MS, releaseLease, tick, TICK_MS, validUntil, type ShardStatus } from './ownership.js';
 import { ShardActor } from './shard.js';
 
@@ -91,6 +92,13 @@ export class RedisLedgerHost {
     } finally {
       clearTimeout(timer);
     }
+  }
+
+  /** An organization as this instance's memory has it, when its shard is served here (null otherwise): no Redis round trip. */
+  localAccount(orgId: string): Promise<AccountView | null> {
+    const o = this.owned.get(shardOf(orgId));
+    if (o === undefined || !o.started || o.leaving) return Promise.resolve(null);
+    return o.actor.ledger.account(orgId);
   }
 
   /** The shards this instance serves now. */
