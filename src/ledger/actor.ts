@@ -18,6 +18,8 @@ export interface HoldRecord {
   readonly amount: number;
   readonly owner: string;
   readonly createdAt: number;
+  /** The last progress its stream reported: what it settles on if its owner dies (ProgressCommand). */
+  progress?: UsageRow;
 }
 
 /** A movement of money, as the journal stores it. Charges are negative. */
@@ -191,6 +193,14 @@ export class OrgActor {
   /** Settled or released here within the memory window. */
   isClosed(requestId: string): boolean {
     return this.closed.has(requestId);
+  }
+
+  /** Records a stream's progress on its open hold (never more than the hold); null when the hold is not open here. */
+  progress(usage: UsageRow): HoldRecord | null {
+    const hold = this.holds.get(usage.requestId);
+    if (hold === undefined || !Number.isSafeInteger(usage.chargedMicros)) return null;
+    hold.progress = { ...usage, chargedMicros: Math.min(Math.max(0, usage.chargedMicros), hold.amount), overdraftMicros: 0 };
+    return hold;
   }
 
   /** Voids a hold without charging. */

@@ -10,6 +10,7 @@ import type {
   CreditCommand,
   CreditReply,
   LedgerClient,
+  ProgressCommand,
   ReleaseCommand,
   ReserveCommand,
   ReserveReply,
@@ -33,6 +34,7 @@ export function serveLedgerOverIpc(channel: PrimaryChannel, ledger: Ledger): voi
   channel.on('ledger:refresh', (orgId: string) => ledger.refresh(orgId));
   channel.on('ledger:sync', () => ledger.sync());
   channel.on('ledger:beat', (owner: string) => ledger.heartbeat(owner));
+  channel.on('ledger:progress', (cmd: ProgressCommand) => void ledger.progress(cmd));
 }
 
 /** A worker's side. Its owner id names this process, so its holds go when it does. */
@@ -60,6 +62,10 @@ export class IpcLedgerClient implements LedgerClient {
 
   async release(cmd: ReleaseCommand): Promise<void> {
     await this.channel.request('ledger:release', cmd, RESERVE_TIMEOUT_MS);
+  }
+
+  progress(cmd: ProgressCommand): void {
+    this.channel.send('ledger:progress', cmd);
   }
 
   credit(cmd: CreditCommand): Promise<CreditReply> {

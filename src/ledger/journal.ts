@@ -25,6 +25,8 @@ interface Pending {
   entry: Entry | null;
   /** Names this append, so a retry can recognise its own earlier write (see LedgerStore.writeBatch). */
   tag: string;
+  /** When it was queued (ms since epoch): the flush lag an operator sees. */
+  at: number;
   done: () => void;
 }
 
@@ -58,10 +60,15 @@ export class Journal {
     return this.queue.length;
   }
 
+  /** How long the oldest queued row has waited (0: nothing queued). */
+  lagMs(now: number): number {
+    return this.queue.length === 0 ? 0 : Math.max(0, now - this.queue[0].at);
+  }
+
   /** Queues a usage row and its charge; resolves once they are written (or dropped as unwritable). */
   append(usage: UsageRow, entry: Entry | null): Promise<void> {
     return new Promise((done) => {
-      this.queue.push({ usage, entry, tag: `${this.epoch}:${++this.seq}`, done });
+      this.queue.push({ usage, entry, tag: `${this.epoch}:${++this.seq}`, at: Date.now(), done });
       this.schedule(this.flushMs);
     });
   }

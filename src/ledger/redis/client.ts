@@ -16,7 +16,7 @@ import type { Redis } from 'ioredis';
 import type { Logger } from '../../log/logger.js';
 import { createPool, type Pool } from '../../store/pool.js';
 import { chargeEntry } from '../actor.js';
-import type { AccountView, CreditCommand, CreditReply, LedgerClient, ReleaseCommand, ReserveCommand, ReserveReply, ReserveRequest, SettleCommand, UsageRow } from '../protocol.js';
+import type { AccountView, CreditCommand, CreditReply, LedgerClient, ProgressCommand, ReleaseCommand, ReserveCommand, ReserveReply, ReserveRequest, SettleCommand, UsageRow } from '../protocol.js';
 import { PgLedgerStore } from '../store.js';
 import { redisConnection } from './connection.js';
 import { SHARDS, shardOf, type Envelope, type Op, type RedisKeys, type ReplyMessage } from './keys.js';
@@ -132,6 +132,13 @@ export class RedisLedgerClient implements LedgerClient {
       await this.settleInStore(cmd.usage);
       this.queue('settle', cmd.usage.orgId, cmd.usage.requestId, { usage: cmd.usage, check: true } satisfies SettleCommand);
     }
+  }
+
+  /** Best effort, nobody waits: a lost progress only means the previous one (or none) is what a takeover settles on. */
+  progress(cmd: ProgressCommand): void {
+    if (this.commands.status !== 'ready') return;
+    const env: Envelope = { o: 'progress', i: 0, r: null, p: cmd };
+    this.commands.xadd(this.opts.keys.stream(shardOf(cmd.usage.orgId)), '*', 'm', JSON.stringify(env)).catch(() => {});
   }
 
   /** Queued in the stream behind everything the worker sent before; nobody waits for the actor. */

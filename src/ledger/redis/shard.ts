@@ -13,7 +13,7 @@ import type { Redis } from 'ioredis';
 import type { Logger } from '../../log/logger.js';
 import type { HoldRecord } from '../actor.js';
 import type { Ledger } from '../ledger.js';
-import type { CreditCommand, ReleaseCommand, ReserveCommand, SettleCommand } from '../protocol.js';
+import type { CreditCommand, ProgressCommand, ReleaseCommand, ReserveCommand, SettleCommand } from '../protocol.js';
 import { redisConnection, sleep } from './connection.js';
 import { decodeHold, encodeHold, GROUP, type Envelope, type RedisKeys } from './keys.js';
 import { Outbox } from './outbox.js';
@@ -262,6 +262,12 @@ export class ShardActor {
         this.mirror(cmd.requestId, null);
         this.ack(id);
         return this.reply(env, null);
+      }
+      case 'progress': {
+        const hold = this.ledger.progress(env.p as ProgressCommand);
+        // Mirrored with the hold, so that the next owner settles on it if this stream's instance dies.
+        if (hold !== null) this.mirror(hold.requestId, encodeHold(hold));
+        return this.ack(id);
       }
       case 'credit':
         this.reply(env, await this.ledger.credit(env.p as CreditCommand));
