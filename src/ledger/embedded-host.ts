@@ -14,6 +14,7 @@ import type {
   CreditCommand,
   CreditReply,
   LedgerClient,
+  ProgressCommand,
   ReleaseCommand,
   ReserveCommand,
   ReserveReply,
@@ -44,6 +45,7 @@ export function serveLedgerOverIpc(channel: PrimaryChannel, ledger: Ledger, logg
   channel.on('ledger:refresh', (orgId: string) => ledger.refresh(orgId));
   channel.on('ledger:sync', () => ledger.sync());
   channel.on('ledger:beat', (owner: string) => ledger.heartbeat(owner));
+  channel.on('ledger:progress', (cmd: ProgressCommand) => void ledger.progress(cmd));
 }
 
 /** A worker's side. Its owner id names this process, so its holds go when it does. */
@@ -73,6 +75,10 @@ export class IpcLedgerClient implements LedgerClient {
 
   async release(cmd: ReleaseCommand): Promise<void> {
     await this.channel.request('ledger:release', cmd, RESERVE_TIMEOUT_MS);
+  }
+
+  progress(cmd: ProgressCommand): void {
+    this.channel.send('ledger:progress', cmd);
   }
 
   credit(cmd: CreditCommand): Promise<CreditReply> {
