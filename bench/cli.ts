@@ -1,4 +1,5 @@
 // Command-line flags of `npm run bench -- …` and the settings each mode implies.
+import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { packageRoot } from '../src/config/paths.js';
@@ -21,7 +22,8 @@ Settings
   --scenarios LIST       subset of: ${SCENARIOS.map((s) => s.id).join(', ')}
   --rounds N  --slot-ms MS  --warmup-ms MS (unrecorded, per job)  --warm-target-ms MS (per target, once)
   --workers N            Tollgate WORKERS (default 1)   --threads N   PISCINA_MAX_THREADS (default 1)
-  --sweep-workers 1,2  --sweep-threads 1,2  --sweep-connections 4,32,128  --sweep-scenarios unary,stream,body-100k
+  --sweep-workers LIST   default 1, 2, 4, 8 … up to the gateway's CPUs (at least 1,2)
+  --sweep-threads 1,2  --sweep-connections 4,32,128  --sweep-scenarios unary,stream,body-100k
   --gateway-cpus 0  --load-cpus 1   (taskset lists)   --no-pin   run unpinned
   --profile              also CPU-profile a Tollgate worker under the unary scenario and summarise it
   --micro                also run the micro-benchmarks (bench/ledger-roundtrip.ts, bench/micro/prepare.ts)
@@ -88,7 +90,7 @@ export function parseOptions(argv: string[]): Options | null {
       'warm-target-ms': { type: 'string' },
       workers: { type: 'string', default: '1' },
       threads: { type: 'string', default: '1' },
-      'sweep-workers': { type: 'string', default: '1,2' },
+      'sweep-workers': { type: 'string' },
       'sweep-threads': { type: 'string', default: '1,2' },
       'sweep-connections': { type: 'string', default: '4,32,128' },
       'sweep-scenarios': { type: 'string', default: 'unary,stream,body-100k' },
@@ -152,10 +154,28 @@ export function parseOptions(argv: string[]): Options | null {
     micro: values.micro === true,
     profile: values.profile === true,
     sweep: {
-      workers: ints(values['sweep-workers']!, '--sweep-workers'),
+      workers: values['sweep-workers'] !== undefined ? ints(values['sweep-workers'], '--sweep-workers') : workerSteps(values['no-pin'] ? availableParallelism() : cpuCount(values['gateway-cpus']!)),
       threads: ints(values['sweep-threads']!, '--sweep-threads'),
       connections: ints(values['sweep-connections']!, '--sweep-connections'),
       scenarios: sweepScenarios,
     },
   };
+}
+
+/** How many CPUs a taskset list names ("0", "0-13,15" → 15). */
+export function cpuCount(list: string): number {
+  let n = 0;
+  for (const part of list.split(',')) {
+    const [a, b] = part.split('-').map(Number);
+    if (Number.isInteger(a)) n += b === undefined ? 1 : Number.isInteger(b) && b >= a! ? b - a! + 1 : 0;
+  }
+  return Math.max(1, n);
+}
+
+/** WORKERS for the sweep: 1, 2, 4, 8 … and the core count itself (at least 1 and 2: one core shared by two workers shows what switching costs). */
+export function workerSteps(cores: number): number[] {
+  const steps: number[] = [];
+  for (let w = 1; w < Math.max(2, cores); w *= 2) steps.push(w);
+  steps.push(Math.max(2, cores));
+  return steps;
 }

@@ -4,7 +4,7 @@
 import { join } from 'node:path';
 import { packageRoot } from '../src/config/paths.js';
 import type { LoadJob, LoadMessage, LoadResult } from './loadgen-job.js';
-import { cpuMs, cpuMsReaped, machineBusyMs, rssBytes, Spawned } from './procs.js';
+import { cpuMs, cpuMsReaped, machineBusyMs, pssBytes, rssBytes, Spawned } from './procs.js';
 import type { ProcessRole, Target } from './targets.js';
 
 const RSS_SAMPLE_MS = 100;
@@ -64,6 +64,8 @@ export interface Sample {
   result: LoadResult;
   /** The target's processes (for Tollgate: the primary and every worker). Empty when unknown (extra targets without --target-pid). */
   processes: ProcessUse[];
+  /** The largest sum of the target's processes' proportional set sizes seen in one sampling tick (shared pages counted once). */
+  peakTotalPssBytes: number;
   /** The simulator's CPU during the job: with the load generator's, what the load core spent. */
   simulatorCpuMs: number;
   /** CPU that processes outside this run (and the hypervisor) took during the job, in cores: the noise. */
@@ -86,12 +88,16 @@ export async function measure(ctx: MeasureContext, target: Target, scenario: str
   const pids = [...new Set([...roles.map((r) => r.pid), ctx.simulatorPid])];
   const before = new Map<number, number>();
   const peak = new Map<number, number>();
+  let peakTotal = 0;
   let timer: NodeJS.Timeout | null = null;
   const sampleRss = (): void => {
+    let total = 0;
     for (const r of roles) {
       const rss = rssBytes(r.pid);
       if (rss !== null && rss > (peak.get(r.pid) ?? 0)) peak.set(r.pid, rss);
+      total += pssBytes(r.pid) ?? 0;
     }
+    if (total > peakTotal) peakTotal = total;
   };
   let result: LoadResult;
   let busy0 = 0;
@@ -125,6 +131,7 @@ export async function measure(ctx: MeasureContext, target: Target, scenario: str
     concurrency: job.concurrency,
     result,
     processes: roles.map((r) => ({ ...r, cpuMs: used(r.pid), peakRssBytes: peak.get(r.pid) ?? 0 })),
+    peakTotalPssBytes: peakTotal,
     simulatorCpuMs: target.kind === 'direct' ? 0 : used(ctx.simulatorPid),
     otherCores: Math.round(otherCores * 100) / 100,
   };

@@ -201,6 +201,22 @@ export function rssBytes(pid: number): number | null {
 }
 
 /**
+ * Proportional set size in bytes (smaps_rollup Pss): a process's private pages
+ * plus its share of pages it maps together with others. Summed over a group
+ * of processes (a PostgreSQL server and its backends share their buffers) it
+ * is what the group holds, where summed RSS would count shared pages once per
+ * process. Null once the process is gone or where smaps_rollup is missing.
+ */
+export function pssBytes(pid: number): number | null {
+  try {
+    const m = /\nPss:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/smaps_rollup`, 'latin1'));
+    return m === null ? null : Number(m[1]) * 1024;
+  } catch {
+    return null;
+  }
+}
+
+/**
  * CPU time (ms) all processes spent (user + system) plus the hypervisor's steal. Interrupt and
  * softirq time are left out: loopback networking is accounted there, for no process, and most
  * of it is this run's own traffic.
