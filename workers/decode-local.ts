@@ -8,6 +8,7 @@ import { nestingFault } from '../src/server/json-depth.js';
 import type { DecodeResult } from '../src/surfaces/local-operation.js';
 import { LOCAL_OPERATIONS } from '../src/surfaces/preparers.js';
 import countTokens from './count-tokens.js';
+import './thread-priority.js';
 
 export interface DecodeTask {
   operation: string;

@@ -9,6 +9,7 @@ import type { ProtocolCode } from '../src/catalog/types.js';
 import { GatewayError } from '../src/errors/gateway-error.js';
 import { REPLY_DECODERS } from '../src/surfaces/preparers.js';
 import type { DecodeReplyResult } from '../src/surfaces/surface.js';
+import './thread-priority.js';
 
 export interface DecodeReplyTask {
   protocol: ProtocolCode;

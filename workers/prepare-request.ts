@@ -9,6 +9,7 @@ import { nestingFault } from '../src/server/json-depth.js';
 import type { ProtocolCode } from '../src/catalog/types.js';
 import { PREPARERS } from '../src/surfaces/preparers.js';
 import type { PrepareResult } from '../src/surfaces/surface.js';
+import './thread-priority.js';
 
 export interface PrepareTask {
   protocol: ProtocolCode;
