@@ -178,6 +178,17 @@ export function cpuMs(pid: number): number | null {
   }
 }
 
+/** utime + stime of a process's main thread alone (for a Node process: its event loop) in ms; null once it is gone. */
+export function mainThreadCpuMs(pid: number): number | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/task/${pid}/stat`, 'latin1');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return ((Number(f[11]) + Number(f[12])) * 1000) / CLK_TCK;
+  } catch {
+    return null;
+  }
+}
+
 /** cpuMs plus the CPU of its children that exited and were waited for (cutime + cstime). */
 export function cpuMsReaped(pid: number): number | null {
   try {

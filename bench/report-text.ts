@@ -90,9 +90,34 @@ export function goalsTable(list: Goal[]): string {
 
 export function mixedTable(list: MixedCheck[]): string {
   return table(
-    ['scenario', 'target', 'beside', 'small calls p99 alone', 'p99 beside', 'ratio', 'limit', 'result', 'beside requests'],
-    list.map((c) => [c.scenario, c.target, c.beside, `${ms(c.baselineP99)} ms`, `${ms(c.p99)} ms`, `${c.ratio.toFixed(2)}×`, `${c.limit.toFixed(2)}×`, c.pass ? 'met' : 'MISSED', String(c.besideRequests)]),
+    ['scenario', 'target', 'beside', 'small calls p99 alone', 'p99 beside', 'ratio', 'by round (median)', 'limit', 'result', 'beside requests'],
+    list.map((c) => [
+      c.scenario,
+      c.target,
+      c.beside,
+      `${ms(c.baselineP99)} ms`,
+      `${ms(c.p99)} ms`,
+      `${c.ratio.toFixed(2)}×`,
+      `${c.roundRatios.map((x) => x.toFixed(2)).join(' ')} (${ratio(c.medianRoundRatio)})`,
+      `${c.limit.toFixed(2)}×`,
+      c.pass ? 'met' : 'MISSED',
+      String(c.besideRequests),
+    ]),
+    3,
   );
+}
+
+/** CPU per request by process role, µs: where a target's CPU went (the workers' event loops apart from their threads). */
+export function roleTable(aggs: Aggregate[]): string {
+  const us = (x: number | undefined): string => (x === undefined || !Number.isFinite(x) ? '–' : int(x));
+  const rows = aggs
+    .filter((a) => a.kind === 'tollgate' && a.cpuMsPerK !== null)
+    .map((a) => {
+      const r = a.cpuMsPerKByRole;
+      const threads = r.worker === undefined || r['worker-loop'] === undefined ? undefined : r.worker - r['worker-loop'];
+      return [a.scenario, a.target, us(a.cpuMsPerK ?? undefined), us(r.primary), us(r.db), us(r.worker), us(r['worker-loop']), us(threads)];
+    });
+  return table(['scenario', 'target', 'all', 'primary', 'db', 'workers', 'of which event loops', 'of which other threads (pool, libuv)'], rows);
 }
 
 export function skippedText(skipped: readonly SkippedScenario[]): string {

@@ -18,7 +18,7 @@ import { installCleanup, interrupted, pinningAvailable, pinSelf, stopAll } from 
 import { runProfile } from './profile.js';
 import { buildMeta, type Report, writeReports } from './report-files.js';
 import { goals } from './goals.js';
-import { goalsTable, mixedTable, ratioTable, skippedText, streamTable, unaryTable } from './report-text.js';
+import { goalsTable, mixedTable, ratioTable, roleTable, skippedText, streamTable, unaryTable } from './report-text.js';
 import { aggregate, mixedChecks } from './results.js';
 import { SKIPPED, scenarioById } from './scenarios.js';
 import { runSweep } from './sweep.js';
@@ -59,6 +59,10 @@ async function main(): Promise<number> {
     if (o.builtins.has('tollgate') && o.mode !== 'sweep') {
       log(`starting Tollgate (WORKERS=${o.workers}, PISCINA_MAX_THREADS=${o.threads}, embedded store)…`);
       targets.push(await startTollgate({ name: 'tollgate', cpus: gwCpus, simUrl: sim.url, workers: o.workers, piscinaMaxThreads: o.threads }));
+    }
+    for (const v of o.mode === 'sweep' ? [] : o.variants) {
+      log(`starting Tollgate ${v.name} (${v.root ?? 'this build'}${Object.keys(v.env).length ? `, ${Object.entries(v.env).map(([k, x]) => `${k}=${x}`).join(' ')}` : ''})…`);
+      targets.push(await startTollgate({ name: v.name, cpus: gwCpus, simUrl: sim.url, workers: o.workers, piscinaMaxThreads: o.threads, root: v.root, env: v.env }));
     }
     if ((o.databaseUrl || o.redisUrl) && o.mode !== 'sweep') {
       log('starting Tollgate on the given DATABASE_URL / REDIS_URL…');
@@ -114,6 +118,7 @@ function printTables(report: Report): void {
     log(unaryTable(report.aggregates, scenarios));
     if (scenarios.some((s) => s.stream)) log(`\nStreams (ms; gap = time between SSE events as the client receives them)\n\n${streamTable(report.aggregates, scenarios)}`);
     log(`\nRatios\n\n${ratioTable(report.aggregates, scenarios)}`);
+    if (report.aggregates.some((a) => a.kind === 'tollgate')) log(`\nTollgate's CPU per request by process (µs)\n\n${roleTable(report.aggregates)}`);
   }
   if (report.goals.length > 0) log(`\nTargets of issue 14 (score against limit; JSON: goals[].id)\n\n${goalsTable(report.goals)}`);
   if (report.mixed.length > 0) log(`\nSmall calls beside heavy work (issues 13 and 16: p99 within ${report.mixed[0]!.limit}× of the same calls alone)\n\n${mixedTable(report.mixed)}`);

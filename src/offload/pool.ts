@@ -53,14 +53,17 @@ export class OffloadPool {
   ) {}
 
   private get threads(): Piscina {
-    this.pool ??= new Piscina({
-      filename: COUNT_TOKENS,
-      minThreads: this.minThreads,
-      maxThreads: this.maxThreads,
-      idleTimeout: 60_000,
-      workerData: { nice: this.nice },
-    });
-    this.pool.on('error', this.onThreadError);
+    if (this.pool === null) {
+      this.pool = new Piscina({
+        filename: COUNT_TOKENS,
+        minThreads: this.minThreads,
+        maxThreads: this.maxThreads,
+        idleTimeout: 60_000,
+        workerData: { nice: this.nice },
+      });
+      // Once per pool: this getter runs for every task.
+      this.pool.on('error', this.onThreadError);
+    }
     return this.pool;
   }
 

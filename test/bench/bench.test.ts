@@ -71,7 +71,7 @@ t.test('direct and bare proxy: unary and streaming, report files with sane figur
 });
 
 t.test('Tollgate beside the bare proxy: issue 14\'s goals under stable ids; mixed scenarios against the same calls alone', async (t) => {
-  const { code, stderr, dir } = bench(['--targets', 'bare,tollgate', '--scenarios', 'unary,unary-8conn,beside-count-tokens']);
+  const { code, stderr, dir } = bench(['--targets', 'bare,tollgate', '--scenarios', 'unary,small-paced,beside-count-tokens']);
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   t.equal(code, 0, stderr.slice(-2000));
   t.match(stderr, /Small calls beside heavy work/, 'the comparison is printed');
@@ -89,7 +89,7 @@ t.test('Tollgate beside the bare proxy: issue 14\'s goals under stable ids; mixe
   }
   t.equal(report.mixed.length, 1);
   const m = report.mixed[0];
-  t.match(m, { scenario: 'beside-count-tokens', target: 'tollgate', baseline: 'unary-8conn', beside: 'count_tokens 1 MB', limit: 1.2 });
+  t.match(m, { scenario: 'beside-count-tokens', target: 'tollgate', baseline: 'small-paced', beside: 'count_tokens 1 MB', limit: 1.2 });
   t.ok(m.baselineP99 > 0 && m.p99 > 0 && m.ratio > 0, 'both p99s and their ratio');
   t.equal(typeof m.pass, 'boolean');
   t.ok(m.besideRequests > 0, 'the background workload ran');

@@ -41,3 +41,11 @@ t.test('a pool with piscina_nice 0 leaves its threads at the process\'s value', 
   const fresh = [...threadNice()].filter(([tid]) => !before.has(tid));
   t.ok(fresh.length > 0 && fresh.every(([, nice]) => nice === own), `new threads at ${own}: ${JSON.stringify(fresh)}`);
 });
+
+t.test('the pool listens for thread errors once, however many tasks it runs', async (t) => {
+  const pool = new OffloadPool(1, 1, 64);
+  t.teardown(() => pool.close());
+  for (let i = 0; i < 20; i++) await pool.countTokens(['a']);
+  const piscina = (pool as unknown as { pool: { listenerCount(e: string): number } }).pool;
+  t.equal(piscina.listenerCount('error'), 1);
+});
