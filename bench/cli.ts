@@ -31,6 +31,7 @@ Settings
   --sweep-threads 1,2  --sweep-connections 4,32,128  --sweep-scenarios unary,stream,body-100k
   --gateway-cpus 0  --load-cpus 1   (taskset lists)   --no-pin   run unpinned
   --profile              also CPU-profile a Tollgate worker under the unary scenario and summarise it
+  --profile-scenario ID  …under this scenario instead (e.g. embeddings: what a large reply costs the event loop)
   --micro                also run the micro-benchmarks (bench/ledger-roundtrip.ts, bench/micro/prepare.ts)
   --out DIR              where the JSON and HTML reports go (default bench/results)`;
 
@@ -77,6 +78,7 @@ export interface Options {
   out: string;
   micro: boolean;
   profile: boolean;
+  profileScenario: string;
   sweep: { workers: number[]; threads: number[]; connections: number[]; scenarios: string[] };
 }
 
@@ -120,6 +122,7 @@ export function parseOptions(argv: string[]): Options | null {
       'load-cpus': { type: 'string', default: '1' },
       'no-pin': { type: 'boolean' },
       profile: { type: 'boolean' },
+      'profile-scenario': { type: 'string', default: 'unary' },
       micro: { type: 'boolean' },
       out: { type: 'string', default: join(packageRoot, 'bench/results') },
     },
@@ -196,6 +199,7 @@ export function parseOptions(argv: string[]): Options | null {
     out: values.out!,
     micro: values.micro === true,
     profile: values.profile === true,
+    profileScenario: scenarioById(values['profile-scenario']!).id,
     sweep: {
       workers: values['sweep-workers'] !== undefined ? ints(values['sweep-workers'], '--sweep-workers') : workerSteps(values['no-pin'] ? availableParallelism() : cpuCount(values['gateway-cpus']!)),
       threads: ints(values['sweep-threads']!, '--sweep-threads'),
