@@ -123,8 +123,9 @@ const EMBEDDINGS_FLOATS: Beside = { what: 'embeddings 128 × 3072 floats', path:
  * second load generator keeps the heavy work going for the whole job; their
  * p99 should stay within 20% of the same calls alone (`small-paced`, in the
  * same run) — the CPU-heavy part runs in the worker-thread pool, not on the
- * event loop that serves them. `embeddings` alone gives the CPU per
- * embeddings request (compare `tollgate` with `tollgate-inline`: pool on, off).
+ * event loop that serves them. `count-tokens` and `embeddings` alone give the
+ * CPU per heavy request, the event loop's part apart (compare `tollgate` with
+ * `tollgate-inline`: the pool on and off for embeddings replies).
  * `npm run bench -- --mixed` runs these.
  */
 export const MIXED_SCENARIOS: readonly Scenario[] = [
@@ -168,6 +169,19 @@ export const MIXED_SCENARIOS: readonly Scenario[] = [
     fullOnly: true,
     beside: EMBEDDINGS_FLOATS,
     note: 'The supplier answers 8.4 MB of JSON floats; Tollgate decodes and encodes them as float32 base64 in its pool.',
+  },
+  {
+    id: 'count-tokens',
+    title: 'count_tokens of a 1 MB conversation, 2 connections, alone',
+    path: COUNT_TOKENS_1MB.path,
+    stream: false,
+    keepAlive: true,
+    concurrency: 2,
+    body: COUNT_TOKENS_1MB.body,
+    expectSuffix: '}',
+    gatewayOnly: true,
+    fullOnly: true,
+    note: 'CPU per 1 MB count_tokens request, and how much of it the event loop pays (the body read and the hop) against the pool thread (parse, count).',
   },
   {
     id: 'embeddings',
