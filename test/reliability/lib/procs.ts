@@ -1,5 +1,6 @@
 // Processes of a running gateway, from /proc: the primary and its children
 // (workers; the embedded PostgreSQL's postmaster), and their resident memory.
+import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 
 function stat(pid: number): { ppid: number; comm: string; state: string } | null {
@@ -65,4 +66,10 @@ export function rssSeries(primary: () => number[]): RssSeries {
       }
     },
   };
+}
+
+/** Sockets listening on a TCP port of this machine (one per worker of a gateway), from `ss`. */
+export function listeners(port: number): number {
+  const out = execFileSync('ss', ['-ltnH', `sport = :${port}`], { encoding: 'utf8' });
+  return out.split('\n').filter((l) => l.includes('LISTEN')).length;
 }
