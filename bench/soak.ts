@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { Agent } from 'undici';
 import { packageRoot } from '../src/config/paths.js';
-import { startSimulator } from '../src/suppliers/simulator/index.js';
+import { startSimulator } from '../src/simulator/index.js';
 import { startGateway, tempDir } from '../test/helpers/gateway.js';
 import { ADMIN_TOKEN, organization, provision, type Provisioned } from '../test/helpers/provision.js';
 import { PG_ADMIN_URL } from '../test/helpers/services.js';

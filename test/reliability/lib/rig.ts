@@ -5,7 +5,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
 import type { Test } from 'tap';
-import { startSimulator, type Simulator, type SimulatorEvent } from '../../../src/suppliers/simulator/index.js';
+import { startSimulator, type Simulator, type SimulatorEvent } from '../../../src/simulator/index.js';
 import { startGateway, tempDir, type Gateway } from '../../helpers/gateway.js';
 import { ADMIN_TOKEN, provision, type Provisioned } from '../../helpers/provision.js';
 import { testDatabase } from '../../helpers/services.js';
