@@ -52,6 +52,12 @@ export interface Metered {
   inputTokens: number;
   /** The part of inputTokens served from the supplier's cache: billed at the cached-input price instead of the input price. */
   cachedInputTokens: number;
+  /**
+   * The part of inputTokens written to the supplier's cache (messages'
+   * cache_creation_input_tokens; 0 elsewhere). The catalog has no cache-write
+   * price: billed as uncached input (docs/billing.md, pricing.ts).
+   */
+  cacheWriteTokens: number;
   outputTokens: number;
   imageUnits: number;
   source: 'supplier' | 'local' | 'estimate';
@@ -98,4 +104,10 @@ export interface Billing {
    * the charge is as durable as billing.flush_ms promises; never rejects.
    */
   settle(hold: Hold, metered: Metered | null, outcome: Outcome, timings: Timings, supplier: string | null): Promise<void>;
+  /**
+   * Called as a stream delivers (cheap: it acts at most once per
+   * PROGRESS_INTERVAL_MS per stream): tells the ledger what this call would
+   * settle on if its process died now (docs/billing.md, "Interrupted streams").
+   */
+  progress(hold: Hold | null, produced: { producedText(): string }, supplier: string | null): void;
 }
