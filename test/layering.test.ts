@@ -23,15 +23,6 @@ const LAYERS: string[][] = [
 /** Usable from anywhere; they import nothing of ours but each other. */
 const SHARED = ['errors', 'config', 'log', 'metrics', 'money'];
 
-/**
- * Known exceptions, each with the reason it is still here. One that is no
- * longer needed is only reported (so that removing the cause does not break
- * the suite): delete it then.
- */
-const EXCEPTIONS: Array<{ from: string; to: string; why: string }> = [
-  { from: 'ledger', to: 'cluster', why: 'the IPC channel lives in cluster/ipc.ts until it moves to src/ipc/ (issue 14)' },
-];
-
 const rank = new Map<string, number>();
 LAYERS.forEach((folders, i) => folders.forEach((f) => rank.set(f, i)));
 
@@ -126,15 +117,9 @@ t.test('src/** and workers/** import only downwards (DESIGN.md, Layering)', asyn
   const { edges: all, unplaced } = edges();
   t.ok(all.length > 100, `read the imports (${all.length} between folders)`);
   t.same(unplaced, [], 'every top-level folder under src/ has a place in LAYERS or SHARED');
-  const used = new Set<(typeof EXCEPTIONS)[number]>();
-  const breaches: string[] = [];
-  for (const e of all) {
+  const breaches = all.flatMap((e) => {
     const why = breach(e);
-    if (why === null) continue;
-    const known = EXCEPTIONS.find((x) => x.from === e.from && x.to === e.to);
-    if (known !== undefined) used.add(known);
-    else breaches.push(`${e.file}: ${why}`);
-  }
+    return why === null ? [] : [`${e.file}: ${why}`];
+  });
   t.same(breaches, [], 'no import runs upwards');
-  for (const x of EXCEPTIONS) if (!used.has(x)) t.comment(`the exception ${x.from} → ${x.to} is no longer needed: delete it from EXCEPTIONS`);
 });
