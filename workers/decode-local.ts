@@ -8,6 +8,7 @@ import { nestingFault } from '../src/server/json-depth.js';
 import type { DecodeResult } from '../src/surfaces/local-operation.js';
 import { localOperationNamed } from '../src/surfaces/index.js';
 import countTokens from './count-tokens.js';
+import './thread-priority.js';
 
 export interface DecodeTask {
   /** The operation's registry name (src/surfaces/index.ts). */

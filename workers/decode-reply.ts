@@ -9,6 +9,7 @@
 import { GatewayError } from '../src/errors/gateway-error.js';
 import { modelCallNamed } from '../src/surfaces/index.js';
 import type { DecodeReplyResult, RequestFacts } from '../src/surfaces/surface.js';
+import './thread-priority.js';
 
 export interface DecodeReplyTask {
   /** The surface's registry name (src/surfaces/index.ts). */

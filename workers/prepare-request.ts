@@ -8,6 +8,7 @@ import { GatewayError } from '../src/errors/gateway-error.js';
 import { nestingFault } from '../src/server/json-depth.js';
 import { modelCallNamed } from '../src/surfaces/index.js';
 import type { PrepareResult } from '../src/surfaces/surface.js';
+import './thread-priority.js';
 
 export interface PrepareTask {
   /** The surface's registry name (src/surfaces/index.ts). */

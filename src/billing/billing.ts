@@ -8,13 +8,15 @@ import type { LedgerClient, ReserveReply, UsageRow } from '../ledger/protocol.js
 import type { Logger } from '../log/logger.js';
 import type { Metrics } from '../metrics/registry.js';
 import { formatMoney } from '../money/money.js';
-import { boundCost, settlementCharge } from './pricing.js';
+import { boundCost, settlementCharge, type Charge } from './pricing.js';
 import type { Billing, Bound, Hold, Metered, Outcome, Surface, TighterBound, Timings } from './types.js';
 
 /** A settlement is retried (it is idempotent by request id) this many times before it is logged as lost. */
 const SETTLE_ATTEMPTS = 4;
 const SETTLE_RETRY_MS = 500;
 const MAX_MS = 2_147_483_647;
+/** A stream reports its progress to the ledger at most this often, and not before it has lasted this long. */
+export const PROGRESS_INTERVAL_MS = 1000;
 
 export interface BillingDeps {
   ledger: LedgerClient;
@@ -53,6 +55,8 @@ export function refusal(reply: Exclude<ReserveReply, { ok: true }>): GatewayErro
 
 export class LedgerBilling implements Billing {
   private readonly metrics: Metrics | null;
+  /** Per streaming hold: when it last reported progress (or started), in performance.now() ms. Gone with the hold. */
+  private readonly lastProgress = new WeakMap<Hold, number>();
 
   constructor(private readonly deps: BillingDeps) {
     this.metrics = deps.metrics ?? null;
@@ -117,6 +121,35 @@ export class LedgerBilling implements Billing {
     }
   }
 
+  /**
+   * The charge is the failed-count estimate (pipeline/settle.ts localCount):
+   * the input bound reserved, one token per UTF-8 byte delivered, at most the
+   * hold — an upper estimate that needs no token count on the stream's path.
+   */
+  progress(hold: Hold | null, produced: { producedText(): string }, supplier: string | null): void {
+    if (hold === null) return;
+    const now = performance.now();
+    const last = this.lastProgress.get(hold);
+    if (last === undefined) {
+      this.lastProgress.set(hold, now);
+      return;
+    }
+    if (now - last < PROGRESS_INTERVAL_MS) return;
+    this.lastProgress.set(hold, now);
+    try {
+      const bytes = Buffer.byteLength(produced.producedText(), 'utf8');
+      const metered: Metered = { inputTokens: hold.bound.inputTokens, cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens: Math.min(bytes, hold.bound.outputTokens), imageUnits: hold.bound.imageUnits, source: 'estimate' };
+      const charge = settlementCharge(hold.price, metered, hold.reserved);
+      if (!Number.isSafeInteger(charge.charged)) return;
+      charge.charged = Math.min(charge.charged, hold.reserved);
+      charge.overdraft = 0;
+      this.deps.ledger.progress({ usage: this.usageRow(hold, charge, metered, 'interrupted', { ttfbMs: null, totalMs: 0 }, supplier) });
+      this.metrics?.count('billing_progress_sent');
+    } catch (err) {
+      this.deps.logger.warn({ rid: hold.requestId, err: (err as Error).message }, 'billing: stream progress not sent');
+    }
+  }
+
   async settle(hold: Hold, metered: Metered | null, outcome: Outcome, timings: Timings, supplier: string | null): Promise<void> {
     try {
       const charge = settlementCharge(hold.price, metered, hold.reserved);
@@ -133,32 +166,35 @@ export class LedgerBilling implements Billing {
         this.metrics?.count('billing_overdraft_micros', charge.overdraft);
         this.deps.logger.warn({ rid: hold.requestId, org: hold.orgId, charged: charge.charged, reserved: hold.reserved }, 'billing: cost above the hold; charged in full, overdraft recorded');
       }
-      const usage: UsageRow = {
-        requestId: hold.requestId,
-        orgId: hold.orgId,
-        keyId: hold.keyId,
-        modelId: hold.modelId,
-        supplier,
-        surface: hold.surface,
-        funding: hold.funding,
-        inputTokens: charge.counts.inputTokens,
-        cachedInputTokens: charge.counts.cachedInputTokens,
-        outputTokens: charge.counts.outputTokens,
-        imageUnits: charge.counts.imageUnits,
-        reservedMicros: hold.reserved,
-        chargedMicros: charge.charged,
-        overdraftMicros: charge.overdraft,
-        outcome,
-        meteredSource: metered?.source ?? null,
-        holdExpired: false,
-        ttfbMs: wholeMs(timings.ttfbMs),
-        totalMs: wholeMs(timings.totalMs) ?? 0,
-        finishedAt: Date.now(),
-      };
-      await this.deliver(usage);
+      await this.deliver(this.usageRow(hold, charge, metered, outcome, timings, supplier));
     } catch (err) {
       this.deps.logger.error({ rid: hold.requestId, err: (err as Error).message }, 'billing: settlement failed');
     }
+  }
+
+  private usageRow(hold: Hold, charge: Charge, metered: Metered | null, outcome: string, timings: Timings, supplier: string | null): UsageRow {
+    return {
+      requestId: hold.requestId,
+      orgId: hold.orgId,
+      keyId: hold.keyId,
+      modelId: hold.modelId,
+      supplier,
+      surface: hold.surface,
+      funding: hold.funding,
+      inputTokens: charge.counts.inputTokens,
+      cachedInputTokens: charge.counts.cachedInputTokens,
+      outputTokens: charge.counts.outputTokens,
+      imageUnits: charge.counts.imageUnits,
+      reservedMicros: hold.reserved,
+      chargedMicros: charge.charged,
+      overdraftMicros: charge.overdraft,
+      outcome,
+      meteredSource: metered?.source ?? null,
+      holdExpired: false,
+      ttfbMs: wholeMs(timings.ttfbMs),
+      totalMs: wholeMs(timings.totalMs) ?? 0,
+      finishedAt: Date.now(),
+    };
   }
 
   private async deliver(usage: UsageRow): Promise<void> {

@@ -104,4 +104,10 @@ export interface Billing {
    * the charge is as durable as billing.flush_ms promises; never rejects.
    */
   settle(hold: Hold, metered: Metered | null, outcome: Outcome, timings: Timings, supplier: string | null): Promise<void>;
+  /**
+   * Called as a stream delivers (cheap: it acts at most once per
+   * PROGRESS_INTERVAL_MS per stream): tells the ledger what this call would
+   * settle on if its process died now (docs/billing.md, "Interrupted streams").
+   */
+  progress(hold: Hold | null, produced: { producedText(): string }, supplier: string | null): void;
 }

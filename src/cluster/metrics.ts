@@ -2,7 +2,7 @@
 // which gathers every worker's snapshot and merges them.
 import type { Metrics, MetricsSnapshot } from '../metrics/registry.js';
 import { mergeSnapshots, renderPrometheus } from '../metrics/registry.js';
-import type { PrimaryChannel, WorkerChannel } from './ipc.js';
+import type { PrimaryChannel, WorkerChannel } from '../ipc/channel.js';
 
 export function serveMetricsFromPrimary(channel: PrimaryChannel, own: Metrics): void {
   channel.on('metrics:collect', async () => {

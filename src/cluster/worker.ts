@@ -24,7 +24,7 @@ import { SupplierDispatcher } from '../suppliers/dispatch.js';
 import { ResponseOwnership } from '../surfaces/responses/ownership.js';
 import { OffloadPool } from '../offload/pool.js';
 import { webRoutes } from '../web/index.js';
-import { WorkerChannel } from './ipc.js';
+import { WorkerChannel } from '../ipc/channel.js';
 import { workerMetrics } from './metrics.js';
 
 export async function runWorker(config: Config): Promise<void> {
@@ -70,8 +70,12 @@ export async function runWorker(config: Config): Promise<void> {
     logger,
     metrics,
   );
-  const offload = new OffloadPool(config.pools.piscina_min_threads, config.pools.piscina_max_threads, config.http.max_json_depth, (err) =>
-    logger.error({ err: (err as Error)?.message }, 'worker thread failed outside a task'),
+  const offload = new OffloadPool(
+    config.pools.piscina_min_threads,
+    config.pools.piscina_max_threads,
+    config.http.max_json_depth,
+    (err) => logger.error({ err: (err as Error)?.message }, 'worker thread failed outside a task'),
+    config.pools.piscina_nice,
   );
   // Responses: which organization owns each response id (previous_response_id), cached per worker, written in batches.
   const rc = config.responses;

@@ -18,6 +18,8 @@ export interface HoldRecord {
   readonly amount: number;
   readonly owner: string;
   readonly createdAt: number;
+  /** The last progress its stream reported: what it settles on if its owner dies (ProgressCommand). */
+  progress?: UsageRow;
 }
 
 /** A movement of money, as the journal stores it. Charges are negative. */
@@ -39,7 +41,12 @@ export interface AccountRow {
   packageExpiresAt: number | null;
   quotaPerSecond: number | null;
   quotaPerMinute: number | null;
+  /** Which of the entries asked about the journal held when this row was read (its balance counts them). */
+  journaled?: ReadonlySet<string>;
 }
+
+/** What the store said of one charge the actor applied: written by this write, already there (another writer's), or refused. */
+export type WriteResult = 'inserted' | 'duplicate' | 'dropped';
 
 export interface QuotaDefaults {
   perSecond: number;
@@ -63,8 +70,9 @@ export function chargeEntry(usage: UsageRow): Entry {
 /**
  * How long (and how many) settled request ids are remembered, so a repeated
  * settlement (a client's retry, seconds later) is a no-op without a store
- * round trip. Older repeats are caught by the journal's unique key and undone
- * in memory when the store refuses them, so this is a cache, not the guard.
+ * round trip. Older repeats are late settlements, checked against the store
+ * before they count (Ledger.settle), and the journal's unique key refuses them
+ * anyway, so this is a cache, not the guard.
  */
 const SETTLED_MEMORY_MS = 60_000;
 const SETTLED_MEMORY_MAX = 100_000;
@@ -82,6 +90,15 @@ export class OrgActor {
   unflushedBalance = 0;
   unflushedPackage = 0;
   pendingWrites = 0;
+  /**
+   * Charges applied here and not yet answered for by the store, by entry id.
+   * Another writer (a worker that wrote its settlement directly while Redis
+   * was away, a shard's previous owner) may have stored the same entry; a
+   * load that finds it journaled moves it from unflushed into the loaded
+   * balance (`absorbed`), so it is never counted twice.
+   */
+  private readonly pending = new Map<string, Entry>();
+  private readonly absorbed = new Set<string>();
   lastUsed = 0;
   private readonly quota = new RequestQuota(1, 1);
   private ownQuotaSecond = false;
@@ -97,6 +114,13 @@ export class OrgActor {
 
   /** Takes the store's row as truth, keeping what memory has moved but the store has not seen yet. */
   load(row: AccountRow): void {
+    for (const id of row.journaled ?? []) {
+      const entry = this.pending.get(id);
+      if (entry === undefined || this.absorbed.has(id)) continue;
+      this.absorbed.add(id);
+      if (entry.funding === 'balance') this.unflushedBalance -= entry.amount;
+      else this.unflushedPackage -= entry.amount;
+    }
     this.balance = row.balance + this.unflushedBalance;
     this.package = row.package + this.unflushedPackage;
     this.packageExpiresAt = row.packageExpiresAt;
@@ -146,8 +170,10 @@ export class OrgActor {
    * straight from the funding source. Either can leave the funding source
    * below zero (a debt that refuses new reservations until credits cover it),
    * because the money above the hold may be held by other calls.
+   * `journaled`: the store already holds this charge and the last load
+   * counted it (another writer stored it): the hold closes, nothing moves.
    */
-  settle(usage: UsageRow, now: number): { hold: HoldRecord | null; entry: Entry | null } | null {
+  settle(usage: UsageRow, now: number, journaled = false): { hold: HoldRecord | null; entry: Entry | null } | null {
     this.lastUsed = now;
     if (this.closed.has(usage.requestId)) return null;
     this.close(usage.requestId, now);
@@ -158,10 +184,23 @@ export class OrgActor {
     const charged = Number.isSafeInteger(usage.chargedMicros) ? usage.chargedMicros : held;
     usage.chargedMicros = Math.max(0, charged);
     usage.overdraftMicros = Math.max(0, usage.chargedMicros - held);
-    if (usage.chargedMicros === 0) return { hold, entry: null };
+    if (usage.chargedMicros === 0 || journaled) return { hold, entry: null };
     const entry = chargeEntry(usage);
     this.apply(entry);
     return { hold, entry };
+  }
+
+  /** Settled or released here within the memory window. */
+  isClosed(requestId: string): boolean {
+    return this.closed.has(requestId);
+  }
+
+  /** Records a stream's progress on its open hold (never more than the hold); null when the hold is not open here. */
+  progress(usage: UsageRow): HoldRecord | null {
+    const hold = this.holds.get(usage.requestId);
+    if (hold === undefined || !Number.isSafeInteger(usage.chargedMicros)) return null;
+    hold.progress = { ...usage, chargedMicros: Math.min(Math.max(0, usage.chargedMicros), hold.amount), overdraftMicros: 0 };
+    return hold;
   }
 
   /** Voids a hold without charging. */
@@ -233,8 +272,16 @@ export class OrgActor {
     }
   }
 
+  /** Ids of the charges applied here that the store has not answered for (a load asks whether they are journaled). */
+  pendingIds(): string[] {
+    const out: string[] = [];
+    for (const id of this.pending.keys()) if (!this.absorbed.has(id)) out.push(id);
+    return out;
+  }
+
   /** Moves money in memory and counts it as not yet confirmed by the store. */
   apply(entry: Entry): void {
+    this.pending.set(entry.id, entry);
     if (entry.funding === 'balance') {
       this.balance += entry.amount;
       this.unflushedBalance += entry.amount;
@@ -245,16 +292,26 @@ export class OrgActor {
     this.pendingWrites++;
   }
 
-  /** The store answered for an entry: confirmed, or refused (already there, or unwritable), which undoes it. */
-  confirmed(entry: Entry, stored: boolean): void {
+  /**
+   * The store answered for an entry. Inserted, or already there (another
+   * writer stored it after the last load, which therefore did not count it:
+   * memory's charge is the one that counts), it stays; refused as unwritable,
+   * it is undone. An entry a load absorbed is already in the loaded balance.
+   * True for a duplicate no load saw: the host re-reads the row to be sure.
+   */
+  confirmed(entry: Entry, result: WriteResult): boolean {
+    this.pending.delete(entry.id);
+    this.pendingWrites--;
+    if (this.absorbed.delete(entry.id)) return false;
+    const undo = result === 'dropped' ? entry.amount : 0;
     if (entry.funding === 'balance') {
       this.unflushedBalance -= entry.amount;
-      if (!stored) this.balance -= entry.amount;
+      this.balance -= undo;
     } else {
       this.unflushedPackage -= entry.amount;
-      if (!stored) this.package -= entry.amount;
+      this.package -= undo;
     }
-    this.pendingWrites--;
+    return result === 'duplicate';
   }
 
   /** Forgets settled ids older than the memory window, or the oldest beyond its size. */

@@ -11,7 +11,7 @@
 // logged, and its charge undone in memory so memory and store agree.
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '../log/logger.js';
-import type { Entry } from './actor.js';
+import type { Entry, WriteResult } from './actor.js';
 import type { UsageRow } from './protocol.js';
 import type { LedgerStore } from './store.js';
 
@@ -25,11 +25,13 @@ interface Pending {
   entry: Entry | null;
   /** Names this append, so a retry can recognise its own earlier write (see LedgerStore.writeBatch). */
   tag: string;
+  /** When it was queued (ms since epoch): the flush lag an operator sees. */
+  at: number;
   done: () => void;
 }
 
-/** Told once per entry when the store answers for it: inserted, or not (a repeat, or dropped). */
-export type StoredCallback = (entry: Entry, stored: boolean) => void;
+/** Told once per entry when the store answers for it: inserted, already there (a repeat), or dropped. */
+export type StoredCallback = (entry: Entry, result: WriteResult) => void;
 
 /** PostgreSQL refused the data itself (class 22 data exception, 23 integrity): retrying the same rows cannot help. */
 function isDataError(err: unknown): boolean {
@@ -58,10 +60,15 @@ export class Journal {
     return this.queue.length;
   }
 
+  /** How long the oldest queued row has waited (0: nothing queued). */
+  lagMs(now: number): number {
+    return this.queue.length === 0 ? 0 : Math.max(0, now - this.queue[0].at);
+  }
+
   /** Queues a usage row and its charge; resolves once they are written (or dropped as unwritable). */
   append(usage: UsageRow, entry: Entry | null): Promise<void> {
     return new Promise((done) => {
-      this.queue.push({ usage, entry, tag: `${this.epoch}:${++this.seq}`, done });
+      this.queue.push({ usage, entry, tag: `${this.epoch}:${++this.seq}`, at: Date.now(), done });
       this.schedule(this.flushMs);
     });
   }
@@ -122,7 +129,7 @@ export class Journal {
       } catch (err) {
         if (!isDataError(err)) return { rest: take.slice(i), err };
         this.logger.error({ err: (err as Error).message, rid: p.usage.requestId, org: p.usage.orgId }, 'ledger: usage row refused by the store; dropped');
-        if (p.entry !== null) this.onStored(p.entry, false);
+        if (p.entry !== null) this.onStored(p.entry, 'dropped');
         p.done();
       }
     }
@@ -142,7 +149,7 @@ export class Journal {
       entries,
       tags,
     );
-    for (const e of entries) this.onStored(e, stored.has(e.id));
+    for (const e of entries) this.onStored(e, stored.has(e.id) ? 'inserted' : 'duplicate');
     for (const p of take) p.done();
   }
 

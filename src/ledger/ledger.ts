@@ -8,12 +8,16 @@
 // hold: an owner renews all its holds with one heartbeat, and when its
 // heartbeats stop for billing.hold_lease_ms its holds are released. A hold
 // also never outlives billing.hold_max_ms, so a call that never settles
-// cannot keep money held while its worker lives on.
+// cannot keep money held while its worker lives on. A hold whose stream
+// reported progress is not released for free when its owner goes silent: it
+// stays held one more lease (the owner may only have been cut off, and then
+// settles it itself), then is settled on its last progress as an
+// 'interrupted' usage row (docs/billing.md, "Interrupted streams").
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '../log/logger.js';
-import { OrgActor, type Entry, type HoldRecord } from './actor.js';
+import { chargeEntry, OrgActor, type AccountRow, type Entry, type HoldRecord } from './actor.js';
 import { Journal } from './journal.js';
-import type { AccountView, CreditCommand, CreditReply, LedgerCore, ReleaseCommand, ReserveCommand, ReserveReply, SettleCommand } from './protocol.js';
+import type { AccountView, CreditCommand, CreditReply, LedgerCore, ReleaseCommand, ProgressCommand, ReserveCommand, ReserveReply, SettleCommand, UsageRow } from './protocol.js';
 import { isCheckViolation, type LedgerStore } from './store.js';
 
 export interface LedgerSettings {
@@ -37,6 +41,16 @@ const SLOW_SWEEP_MS = 5000;
  * running actor within this interval; the console API reaches it at once.
  */
 const RECONCILE_MS = 1000;
+/**
+ * A settlement this old when it arrives (or one its host marks `check`) may
+ * have been stored by another writer already: a worker that gave up on the
+ * actor and wrote it directly (never sooner than DIRECT_WRITE_AFTER_MS after
+ * sending it, redis/client.ts), or a shard's previous owner. It counts only
+ * after the store says whether it holds it, read with the balance in one
+ * snapshot, so memory never counts it twice or not at all. A younger one
+ * cannot have been stored by anyone else, and takes no round trip.
+ */
+export const SETTLE_CHECK_AFTER_MS = 500;
 
 interface Owner {
   lastBeat: number;
@@ -48,7 +62,16 @@ export interface LedgerStats {
   owners: number;
   openHolds: number;
   expiredHolds: number;
+  /** Micros held by the open holds (balance and package). */
+  heldMicros: number;
+  /** Settlements queued for the store, and how long the oldest has waited (ms). */
   backlog: number;
+  flushLagMs: number;
+  /** Money charged above holds (the usage rows' overdraft), and in how many settlements, since start. */
+  overdraftMicros: number;
+  overdraftSettlements: number;
+  /** Holds settled on their stream's last progress after their owner went silent, since start. */
+  progressSettled: number;
 }
 
 export class Ledger implements LedgerCore {
@@ -61,6 +84,14 @@ export class Ledger implements LedgerCore {
   private readonly sweeper: NodeJS.Timeout;
   private readonly reconciler: NodeJS.Timeout;
   private lastSlowSweep = 0;
+  private rechecking: Promise<void> = Promise.resolve();
+  /** Holds with progress whose owner went silent, by request id → when: settled on their progress one lease later. */
+  private readonly orphans = new Map<string, { hold: HoldRecord; since: number }>();
+  private progressSettled = 0;
+  private overdraftMicros = 0;
+  private overdraftSettlements = 0;
+  /** Late settlements waiting for one store read (see SETTLE_CHECK_AFTER_MS), in arrival order. */
+  private checks: Array<{ actor: OrgActor; usage: UsageRow; done: (out: ReturnType<OrgActor['settle']>) => void }> = [];
   private expiredHolds = 0;
   /** Told of every hold voided by its lease or maximum age (the Redis host drops it from its mirror). */
   onHoldExpired: ((hold: HoldRecord) => void) | null = null;
@@ -71,7 +102,9 @@ export class Ledger implements LedgerCore {
     private readonly logger: Logger,
     private readonly clock: () => number = Date.now,
   ) {
-    this.journal = new Journal(store, settings.flushMs, logger, (entry, stored) => this.actors.get(entry.orgId)?.confirmed(entry, stored));
+    this.journal = new Journal(store, settings.flushMs, logger, (entry, result) => {
+      if (this.actors.get(entry.orgId)?.confirmed(entry, result) === true) this.recheck(entry.orgId);
+    });
     const every = Math.min(1000, Math.max(20, Math.floor(settings.holdLeaseMs / 4)));
     this.sweeper = setInterval(() => this.sweep(), every);
     this.sweeper.unref();
@@ -96,15 +129,57 @@ export class Ledger implements LedgerCore {
       this.logger.warn({ rid: usage.requestId, org: usage.orgId }, 'ledger: settlement for an unknown organization ignored');
       return;
     }
-    const out = actor.settle(usage, this.clock());
+    const now = this.clock();
+    const late = cmd.check === true || now - usage.finishedAt > SETTLE_CHECK_AFTER_MS;
+    const out = late && !actor.isClosed(usage.requestId) ? await this.settleChecked(actor, usage) : actor.settle(usage, now);
     if (out === null) {
       await this.unwritten.get(usage.requestId);
       return;
     }
     if (out.hold !== null) this.owners.get(out.hold.owner)?.holds.delete(out.hold);
+    this.orphans.delete(usage.requestId);
+    if (out.entry !== null && usage.overdraftMicros > 0) {
+      this.overdraftMicros += usage.overdraftMicros;
+      this.overdraftSettlements++;
+    }
     const written = this.journal.append(usage, out.entry).then(() => void this.unwritten.delete(usage.requestId));
     this.unwritten.set(usage.requestId, written);
     if (this.settings.flushMs === 0) await capped(written, DURABLE_WAIT_MAX_MS);
+  }
+
+  /** Queues a late settlement for the next check: the checks of one turn share a store read. */
+  private settleChecked(actor: OrgActor, usage: UsageRow): Promise<ReturnType<OrgActor['settle']>> {
+    return new Promise((done) => {
+      if (this.checks.push({ actor, usage, done }) === 1) setImmediate(() => void this.runChecks());
+    });
+  }
+
+  private runChecks(): Promise<void> {
+    const batch = this.checks;
+    this.checks = [];
+    return this.journal.exclusive(async () => {
+      const actors = new Set(batch.map((c) => c.actor));
+      const ids = [...actors].flatMap((a) => a.pendingIds());
+      for (const c of batch) ids.push(chargeEntry(c.usage).id);
+      let rows: Map<string, AccountRow> | null = null;
+      try {
+        rows = await this.store.loadAccounts([...actors].map((a) => a.orgId), ids);
+      } catch (err) {
+        // The store cannot say: apply them as memory knows them; the journal's unique key still refuses a repeat.
+        this.logger.warn({ err: (err as Error).message, settlements: batch.length }, 'ledger: late settlements not checked against the store');
+      }
+      const now = this.clock();
+      for (const a of actors) {
+        const row = rows?.get(a.orgId);
+        if (row !== undefined) a.load(row);
+      }
+      for (const c of batch) c.done(c.actor.settle(c.usage, now, rows?.get(c.actor.orgId)?.journaled?.has(chargeEntry(c.usage).id) === true));
+    });
+  }
+
+  /** A stream's progress, kept on its hold; the hold (null if not open here) so a host can mirror it. */
+  progress(cmd: ProgressCommand): HoldRecord | null {
+    return this.actors.get(cmd.usage.orgId)?.progress(cmd.usage) ?? null;
   }
 
   async release(cmd: ReleaseCommand): Promise<void> {
@@ -165,13 +240,24 @@ export class Ledger implements LedgerCore {
   reconcile(): Promise<void> {
     if (this.actors.size === 0) return Promise.resolve();
     return this.journal.exclusive(async () => {
-      const rows = await this.store.loadAccounts([...this.actors.keys()]);
+      const rows = await this.store.loadAccounts([...this.actors.keys()], [...this.actors.values()].flatMap((a) => a.pendingIds()));
       for (const [orgId, row] of rows) this.actors.get(orgId)?.load(row);
     });
   }
 
-  sync(): Promise<void> {
-    return this.journal.flush();
+  async sync(): Promise<void> {
+    await this.journal.flush();
+    await this.rechecking;
+  }
+
+  /**
+   * A charge the store already held that no load had counted: by the rules
+   * above that is another writer's, stored after the last load, so memory's
+   * charge stands; the row is read again at once, not at the next reconcile,
+   * in case a writer nobody foresaw stored it earlier.
+   */
+  private recheck(orgId: string): void {
+    this.rechecking = this.rechecking.then(() => this.refresh(orgId)).catch(() => {});
   }
 
   heartbeat(owner: string): void {
@@ -209,8 +295,23 @@ export class Ledger implements LedgerCore {
 
   stats(): LedgerStats {
     let openHolds = 0;
-    for (const a of this.actors.values()) openHolds += a.holds.size;
-    return { actors: this.actors.size, owners: this.owners.size, openHolds, expiredHolds: this.expiredHolds, backlog: this.journal.backlog };
+    let heldMicros = 0;
+    for (const a of this.actors.values()) {
+      openHolds += a.holds.size;
+      heldMicros += a.heldBalance + a.heldPackage;
+    }
+    return {
+      actors: this.actors.size,
+      owners: this.owners.size,
+      openHolds,
+      expiredHolds: this.expiredHolds,
+      heldMicros,
+      backlog: this.journal.backlog,
+      flushLagMs: this.journal.lagMs(this.clock()),
+      overdraftMicros: this.overdraftMicros,
+      overdraftSettlements: this.overdraftSettlements,
+      progressSettled: this.progressSettled,
+    };
   }
 
   /** Stops the lease clock and writes what is queued. */
@@ -226,19 +327,44 @@ export class Ledger implements LedgerCore {
     for (const [id, owner] of this.owners) {
       if (owner.lastBeat + this.settings.holdLeaseMs > now) continue;
       this.owners.delete(id);
-      for (const hold of owner.holds) this.expire(hold, 'lease');
+      for (const hold of owner.holds) {
+        if (hold.progress !== undefined) this.orphans.set(hold.requestId, { hold, since: now });
+        else this.expire(hold, 'lease');
+      }
       if (owner.holds.size > 0) this.logger.warn({ owner: id, holds: owner.holds.size }, 'ledger: owner stopped renewing; its holds were released');
+    }
+    for (const [rid, o] of this.orphans) {
+      if (o.since + this.settings.holdLeaseMs > now) continue;
+      this.orphans.delete(rid);
+      void this.settleOnProgress(o.hold);
     }
     if (now - this.lastSlowSweep < SLOW_SWEEP_MS) return;
     this.lastSlowSweep = now;
     for (const [orgId, actor] of this.actors) {
       for (const hold of actor.holds.values()) {
-        if (hold.createdAt + this.settings.holdMaxMs > now) continue;
+        if (hold.createdAt + this.settings.holdMaxMs > now || this.orphans.has(hold.requestId)) continue;
         this.owners.get(hold.owner)?.holds.delete(hold);
         this.expire(hold, 'max_age');
       }
       actor.prune(now);
       if (actor.idle(now, ACTOR_IDLE_MS)) this.actors.delete(orgId);
+    }
+  }
+
+  /** The owner never came back: the hold is settled on what its stream last reported (checked: a previous owner may have done it). */
+  private async settleOnProgress(hold: HoldRecord): Promise<void> {
+    const actor = this.actors.get(hold.orgId);
+    if (actor?.holds.get(hold.requestId) !== hold || hold.progress === undefined) return;
+    try {
+      const now = this.clock();
+      await this.settle({ usage: { ...hold.progress, finishedAt: now, totalMs: Math.max(0, now - hold.createdAt) }, check: true });
+      this.progressSettled++;
+      this.logger.warn({ rid: hold.requestId, org: hold.orgId, owner: hold.owner, charged: hold.progress.chargedMicros }, 'ledger: owner gone mid-stream; settled on its last progress');
+      await this.written(hold.requestId);
+      this.onHoldExpired?.(hold);
+    } catch (err) {
+      this.logger.error({ rid: hold.requestId, err: (err as Error).message }, 'ledger: settling on progress failed; the hold expires');
+      this.expire(hold, 'lease');
     }
   }
 
@@ -280,8 +406,8 @@ export class Ledger implements LedgerCore {
 
   /** Call with the journal's lock held. */
   private async reload(actor: OrgActor): Promise<void> {
-    const row = await this.store.loadAccount(actor.orgId);
-    if (row !== null) actor.load(row);
+    const row = (await this.store.loadAccounts([actor.orgId], actor.pendingIds())).get(actor.orgId);
+    if (row !== undefined) actor.load(row);
   }
 }
 

@@ -1,7 +1,7 @@
 // A client in the same process as the actors: no transport at all. For the
 // primary itself, single-process tools, and tests of the billing maths.
 import type { Ledger } from './ledger.js';
-import type { AccountView, CreditCommand, CreditReply, LedgerClient, ReleaseCommand, ReserveReply, ReserveRequest, SettleCommand } from './protocol.js';
+import type { AccountView, CreditCommand, CreditReply, LedgerClient, ProgressCommand, ReleaseCommand, ReserveReply, ReserveRequest, SettleCommand } from './protocol.js';
 
 export class LocalLedgerClient implements LedgerClient {
   private readonly beat: NodeJS.Timeout;
@@ -26,6 +26,10 @@ export class LocalLedgerClient implements LedgerClient {
 
   release(cmd: ReleaseCommand): Promise<void> {
     return this.ledger.release(cmd);
+  }
+
+  progress(cmd: ProgressCommand): void {
+    this.ledger.progress({ usage: { ...cmd.usage } });
   }
 
   credit(cmd: CreditCommand): Promise<CreditReply> {

@@ -58,6 +58,19 @@ export interface UsageRow {
 
 export interface SettleCommand {
   usage: UsageRow;
+  /** Another writer may have stored this charge already (a direct write, a previous owner): the actor checks the store before it counts. */
+  check?: boolean;
+}
+
+/**
+ * A stream still being delivered: the usage row it would settle on if its
+ * worker died now (outcome 'interrupted', the charge an upper estimate of
+ * what was delivered, at most the hold). Sent at most once per
+ * PROGRESS_INTERVAL_MS per stream (billing/billing.ts), none for streams
+ * shorter than that; docs/billing.md "Interrupted streams".
+ */
+export interface ProgressCommand {
+  usage: UsageRow;
 }
 
 export interface ReleaseCommand {
@@ -109,6 +122,8 @@ export interface LedgerClient {
   settle(cmd: SettleCommand): Promise<void>;
   /** Voids a hold without a usage row (a reservation whose answer never reached the caller). */
   release(cmd: ReleaseCommand): Promise<void>;
+  /** One-way, best effort: what a long stream has delivered so far (see ProgressCommand). */
+  progress(cmd: ProgressCommand): void;
   /** Durable before it resolves, whatever flush_ms says. */
   credit(cmd: CreditCommand): Promise<CreditReply>;
   account(orgId: string): Promise<AccountView | null>;
@@ -124,6 +139,7 @@ export interface LedgerCore {
   reserve(cmd: ReserveCommand): Promise<ReserveReply>;
   settle(cmd: SettleCommand): Promise<void>;
   release(cmd: ReleaseCommand): Promise<void>;
+  progress(cmd: ProgressCommand): void;
   credit(cmd: CreditCommand): Promise<CreditReply>;
   account(orgId: string): Promise<AccountView | null>;
   refresh(orgId: string): Promise<void>;

@@ -19,8 +19,13 @@ export function isCheckViolation(err: unknown): boolean {
 
 export interface LedgerStore {
   loadAccount(orgId: string): Promise<AccountRow | null>;
-  /** The rows of many organizations at once (absent ids are left out). */
-  loadAccounts(orgIds: string[]): Promise<Map<string, AccountRow>>;
+  /**
+   * The rows of many organizations at once (absent ids are left out). Each
+   * row's `journaled` lists which of `entryIds` (its organization's) the
+   * journal holds, read in the same snapshot as the balance: whether the
+   * balance already counts them.
+   */
+  loadAccounts(orgIds: string[], entryIds?: string[]): Promise<Map<string, AccountRow>>;
   /**
    * Usage rows and charge entries in one statement. Answers the ids of the
    * entries that are now stored by this write: inserted now, or by an earlier
@@ -110,10 +115,13 @@ export class PgLedgerStore implements LedgerStore {
     return (await this.loadAccounts([orgId])).get(orgId) ?? null;
   }
 
-  async loadAccounts(orgIds: string[]): Promise<Map<string, AccountRow>> {
+  async loadAccounts(orgIds: string[], entryIds: string[] = []): Promise<Map<string, AccountRow>> {
+    // One statement, so one snapshot: the balance and the entries it counts.
     const { rows } = await this.pool.query(
-      `SELECT id, balance_micros, package_micros, package_expires_at, quota_per_second, quota_per_minute FROM organizations WHERE id = ANY($1::uuid[])`,
-      [orgIds],
+      `SELECT o.id, o.balance_micros, o.package_micros, o.package_expires_at, o.quota_per_second, o.quota_per_minute,
+              (SELECT array_agg(e.id) FROM ledger_entries e WHERE e.id = ANY($2::text[]) AND e.org_id = o.id) AS journaled
+       FROM organizations o WHERE o.id = ANY($1::uuid[])`,
+      [orgIds, entryIds],
     );
     const out = new Map<string, AccountRow>();
     for (const r of rows) {
@@ -123,6 +131,7 @@ export class PgLedgerStore implements LedgerStore {
         packageExpiresAt: r.package_expires_at === null ? null : new Date(r.package_expires_at).getTime(),
         quotaPerSecond: r.quota_per_second,
         quotaPerMinute: r.quota_per_minute,
+        journaled: new Set<string>(r.journaled ?? []),
       });
     }
     return out;

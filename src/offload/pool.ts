@@ -5,6 +5,7 @@
 // needs one. Each task file is loaded by a thread on its first task of that
 // kind, so preparing bodies never loads the tokenizer.
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { Piscina } from 'piscina';
 import { packageRoot } from '../config/paths.js';
 import type { DecodeResult } from '../surfaces/local-operation.js';
@@ -29,6 +30,13 @@ function movable(body: Buffer): Uint8Array {
   return new Uint8Array(own.buffer, 0, own.byteLength);
 }
 
+/**
+ * Bench only (`npm run bench -- --targets tollgate-inline`): supplier replies
+ * are decoded on the event loop instead of in a thread, by the same task
+ * function, so the bench can show what the pool costs and buys per request.
+ */
+const REPLIES_INLINE = process.env.TOLLGATE_BENCH_EMBEDDINGS_INLINE === '1';
+
 export class OffloadPool {
   private pool: Piscina | null = null;
 
@@ -39,6 +47,8 @@ export class OffloadPool {
     private readonly maxJsonDepth: number,
     /** A thread that fails outside a task (a task file that cannot load): without a listener piscina's 'error' would crash the HTTP worker. */
     private readonly onThreadError: (err: unknown) => void = () => {},
+    /** The threads' nice value (pools.piscina_nice): 0 = the event loop's priority; workers/thread-priority.ts applies it. */
+    private readonly nice = 0,
   ) {}
 
   private get threads(): Piscina {
@@ -48,6 +58,7 @@ export class OffloadPool {
         minThreads: this.minThreads,
         maxThreads: this.maxThreads,
         idleTimeout: 60_000,
+        workerData: { nice: this.nice },
       });
       // Once, when the pool is made: on every access it added a listener per task (MaxListenersExceededWarning in bench/micro/image-reply.ts).
       this.pool.on('error', this.onThreadError);
@@ -79,6 +90,7 @@ export class OffloadPool {
 
   /** Parses and decodes a large supplier reply in a thread (surface.ts, replyPoolBytes); the bytes are moved, as in prepare(). */
   decodeReply(surface: string, reply: Buffer, meta: RequestFacts): Promise<DecodeReplyResult> {
+    if (REPLIES_INLINE) return decodeReplyInline(surface, reply, meta);
     const bytes = movable(reply);
     return this.threads.run({ surface, body: bytes, meta }, { filename: DECODE_REPLY, transferList: [bytes.buffer as ArrayBuffer] }) as Promise<DecodeReplyResult>;
   }
@@ -87,4 +99,10 @@ export class OffloadPool {
     if (this.pool !== null) await this.pool.destroy();
     this.pool = null;
   }
+}
+
+/** The pool's reply task run on the calling thread (REPLIES_INLINE); loaded on first use, by path, as the pool loads it. */
+async function decodeReplyInline(surface: string, reply: Buffer, meta: RequestFacts): Promise<DecodeReplyResult> {
+  const task = (await import(pathToFileURL(DECODE_REPLY).href)) as { default: (t: { surface: string; body: Uint8Array; meta: RequestFacts }) => DecodeReplyResult };
+  return task.default({ surface, body: reply, meta });
 }

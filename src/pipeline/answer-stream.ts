@@ -41,6 +41,7 @@ export async function answerStream(call: ModelCall, upstream: UpstreamReply): Pr
         writer.cut();
       }
       if (ctx.aborted) break;
+      call.deps.billing.progress(call.hold, transcoder, call.supplier);
     }
     const tail = reader.flush();
     if (tail !== null && !ctx.aborted) {

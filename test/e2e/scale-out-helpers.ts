@@ -40,6 +40,9 @@ export interface OwnRedis {
   url: string;
   stop(): Promise<void>;
   start(): Promise<void>;
+  /** SIGSTOP / SIGCONT: a stalled server that keeps its connections open. */
+  pause(): void;
+  resume(): void;
 }
 
 /** A redis-server of this test's own (nothing kept on disk), so it can be stopped without touching anyone else's. */
@@ -63,6 +66,7 @@ export async function ownRedis(t: Test): Promise<OwnRedis | null> {
     p.kill('SIGKILL');
     await exited;
   };
+  const signal = (sig: NodeJS.Signals): void => void (proc as ChildProcess | null)?.kill(sig);
   await start();
   if (!(await ping(url))) {
     await stop();
@@ -70,8 +74,11 @@ export async function ownRedis(t: Test): Promise<OwnRedis | null> {
     else t.plan(0, 'skipped: redis-server could not be started; install it to run this test');
     return null;
   }
-  t.teardown(stop);
-  return { url, stop, start };
+  t.teardown(async () => {
+    signal('SIGCONT');
+    await stop();
+  });
+  return { url, stop, start, pause: () => signal('SIGSTOP'), resume: () => signal('SIGCONT') };
 }
 
 /**

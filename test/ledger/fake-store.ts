@@ -30,11 +30,11 @@ export class FakeStore implements LedgerStore {
     return row === undefined ? null : { ...row };
   }
 
-  async loadAccounts(orgIds: string[]): Promise<Map<string, AccountRow>> {
+  async loadAccounts(orgIds: string[], entryIds: string[] = []): Promise<Map<string, AccountRow>> {
     const out = new Map<string, AccountRow>();
     for (const id of orgIds) {
       const row = this.orgs.get(id);
-      if (row !== undefined) out.set(id, { ...row });
+      if (row !== undefined) out.set(id, { ...row, journaled: new Set(entryIds.filter((e) => this.entries.get(e)?.orgId === id)) });
     }
     return out;
   }

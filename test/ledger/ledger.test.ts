@@ -4,7 +4,8 @@
 // semantics (group commit, retries, repeats, bad rows) keep memory = store.
 import t from 'tap';
 import { FakeStore } from './fake-store.js';
-import { makeLedger, ORG, sleep, usage } from './helpers.js';
+import { SETTLE_CHECK_AFTER_MS } from '../../src/ledger/ledger.js';
+import { FakeClock, makeLedger, ORG, sleep, usage } from './helpers.js';
 
 const C = 1000; // micros per maximum-bound call
 
@@ -195,20 +196,36 @@ t.test('flush_ms > 0: settle is acknowledged from memory and written within the 
   t.equal(store.usage.size, 1, 'written within flush_ms');
 });
 
-t.test('a repeat the memory has forgotten is refused by the store and undone in memory', async (t) => {
+t.test('a repeat the memory has forgotten is checked against the store and never counted', async (t) => {
   const store = new FakeStore();
   store.addOrg(ORG, 10 * C);
-  const first = makeLedger(store);
+  const clock = new FakeClock();
+  const first = makeLedger(store, {}, clock);
   await first.ledger.reserve({ requestId: 'old', orgId: ORG, funding: 'balance', amount: C, owner: 'w' });
   await first.ledger.settle({ usage: usage('old', 500, C) });
   await first.ledger.close();
-  // A new host (a restart): the same settlement arrives again.
+  // A new host (a restart): the same settlement arrives again, later.
+  clock.advance(SETTLE_CHECK_AFTER_MS + 1);
+  const { ledger } = makeLedger(store, {}, clock);
+  t.teardown(() => ledger.close());
+  await ledger.settle({ usage: usage('old', 500, C) });
+  t.equal((await ledger.account(ORG))!.balance, 10 * C - 500, 'memory never counted the repeat');
+  await ledger.sync();
+  t.equal((await ledger.account(ORG))!.balance, 10 * C - 500);
+  t.equal(store.orgs.get(ORG)!.balance, 10 * C - 500);
+});
+
+t.test('a young repeat nobody foresaw (the store already had it) is corrected by the write that finds it', async (t) => {
+  const store = new FakeStore();
+  store.addOrg(ORG, 10 * C);
+  const first = makeLedger(store);
+  await first.ledger.settle({ usage: usage('old', 500, C) });
+  await first.ledger.close();
   const { ledger } = makeLedger(store);
   t.teardown(() => ledger.close());
   await ledger.settle({ usage: usage('old', 500, C) });
   await ledger.sync();
-  t.equal((await ledger.account(ORG))!.balance, 10 * C - 500, 'memory undid the repeat');
-  t.equal(store.orgs.get(ORG)!.balance, 10 * C - 500);
+  t.equal((await ledger.account(ORG))!.balance, 10 * C - 500, 'memory re-read the row once the store refused the repeat');
 });
 
 t.test('store failures: retried after a lost connection, recognised after a lost answer, a bad row dropped alone', async (t) => {

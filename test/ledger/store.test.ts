@@ -5,7 +5,8 @@ import { randomUUID } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import t, { type Test } from 'tap';
 import type { Entry } from '../../src/ledger/actor.js';
-import { createOrganization, listUsage, readOrganization, updateOrganization } from '../../src/ledger/accounts.js';
+import { listUsage } from '../../src/console/usage-store.js';
+import { createOrganization, readOrganization, updateOrganization } from '../../src/organizations/store.js';
 import { PgLedgerStore } from '../../src/ledger/store.js';
 import { openEmbeddedStore } from '../../src/store/embedded.js';
 import { migrate } from '../../src/store/migrate.js';
@@ -35,7 +36,7 @@ async function suite(t: Test, pool: Pool): Promise<void> {
   t.same(opening.rows, [{ kind: 'opening', amount_micros: 10_000_000 }], 'the opening balance is a journal entry');
 
   const row = (await store.loadAccount(orgId))!;
-  t.same(row, { balance: 10_000_000, package: 0, packageExpiresAt: null, quotaPerSecond: null, quotaPerMinute: null });
+  t.same(row, { balance: 10_000_000, package: 0, packageExpiresAt: null, quotaPerSecond: null, quotaPerMinute: null, journaled: new Set() });
   t.equal(await store.loadAccount(randomUUID()), null);
   t.equal(await store.loadAccount('not-a-uuid'), null);
 
@@ -75,6 +76,8 @@ async function suite(t: Test, pool: Pool): Promise<void> {
   t.equal((await readOrganization(pool, orgId))!.balance_micros, 10_000_000 - 4000);
   const many = await store.loadAccounts([orgId, randomUUID()]);
   t.equal(many.size, 1);
+  const watched = await store.loadAccounts([orgId], ['charge:r1', 'charge:r2', 'charge:never']);
+  t.same([...watched.get(orgId)!.journaled!], ['charge:r1'], 'a load says which of the entries asked about the journal holds');
 }
 
 t.test('real PostgreSQL', async (t) => {

@@ -9,13 +9,14 @@
 // spent: if it cannot reach the actor, the worker writes its charge and usage
 // row to PostgreSQL itself, with the very statement the journal uses (keyed by
 // request id, so the actor's own write, should the command still arrive, is a
-// no-op), and voids the hold once Redis answers again.
+// no-op), then sends the settlement again marked `check` once Redis answers:
+// the actor closes the hold and counts the charge only as the store has it.
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { Logger } from '../../log/logger.js';
 import { createPool, type Pool } from '../../store/pool.js';
 import { chargeEntry } from '../actor.js';
-import type { AccountView, CreditCommand, CreditReply, LedgerClient, ReleaseCommand, ReserveCommand, ReserveReply, ReserveRequest, SettleCommand, UsageRow } from '../protocol.js';
+import type { AccountView, CreditCommand, CreditReply, LedgerClient, ProgressCommand, ReleaseCommand, ReserveCommand, ReserveReply, ReserveRequest, SettleCommand, UsageRow } from '../protocol.js';
 import { PgLedgerStore } from '../store.js';
 import { redisConnection } from './connection.js';
 import { SHARDS, shardOf, type Envelope, type Op, type RedisKeys, type ReplyMessage } from './keys.js';
@@ -27,6 +28,12 @@ const SETTLE_TIMEOUT_DURABLE_MS = 12_000;
 const SETTLE_TIMEOUT_MS = 5000;
 const CONSOLE_TIMEOUT_MS = 10_000;
 const RELEASE_RETRY_MS = 1000;
+/**
+ * A settlement that may have reached Redis is written directly no sooner than
+ * this after it was sent, so that the actor can tell by its age
+ * (SETTLE_CHECK_AFTER_MS, ledger.ts) that another writer may have stored it.
+ */
+const DIRECT_WRITE_AFTER_MS = 2000;
 /** How long a worker's first commands wait for its reply channel and command connection before answering 503. */
 const FIRST_SUBSCRIPTION_WAIT_MS = 1000;
 
@@ -72,8 +79,8 @@ export class RedisLedgerClient implements LedgerClient {
   private readonly waiting = new Map<number, Waiter>();
   /** Reservations that never reached Redis: their release has nothing to void. */
   private readonly unsent = new Set<string>();
-  /** Releases to deliver once Redis answers again, with when they were first asked. */
-  private readonly releases = new Map<string, { cmd: ReleaseCommand; since: number }>();
+  /** Releases (and settlements written directly) to deliver once Redis answers again, with when they were first asked. */
+  private readonly releases = new Map<string, { env: Envelope; orgId: string; requestId: string; since: number }>();
   private readonly timers: NodeJS.Timeout[] = [];
   private pool: Pool | null = null;
 
@@ -114,20 +121,30 @@ export class RedisLedgerClient implements LedgerClient {
 
   async settle(cmd: SettleCommand): Promise<void> {
     const timeout = this.opts.flushMs === 0 ? SETTLE_TIMEOUT_DURABLE_MS : SETTLE_TIMEOUT_MS;
+    const sentAt = Date.now();
     try {
       await this.ask('settle', shardOf(cmd.usage.orgId), cmd, timeout);
     } catch (err) {
       // The actor answered with an error (its store is failing): the caller retries through it.
       if (!(err instanceof NotSent) && !(err instanceof NoAnswer)) throw err;
+      const wait = sentAt + DIRECT_WRITE_AFTER_MS - Date.now();
+      if (err instanceof NoAnswer && wait > 0) await new Promise((r) => setTimeout(r, wait));
       await this.settleInStore(cmd.usage);
-      this.queueRelease({ requestId: cmd.usage.requestId, orgId: cmd.usage.orgId });
+      this.queue('settle', cmd.usage.orgId, cmd.usage.requestId, { usage: cmd.usage, check: true } satisfies SettleCommand);
     }
+  }
+
+  /** Best effort, nobody waits: a lost progress only means the previous one (or none) is what a takeover settles on. */
+  progress(cmd: ProgressCommand): void {
+    if (this.commands.status !== 'ready') return;
+    const env: Envelope = { o: 'progress', i: 0, r: null, p: cmd };
+    this.commands.xadd(this.opts.keys.stream(shardOf(cmd.usage.orgId)), '*', 'm', JSON.stringify(env)).catch(() => {});
   }
 
   /** Queued in the stream behind everything the worker sent before; nobody waits for the actor. */
   async release(cmd: ReleaseCommand): Promise<void> {
     if (this.unsent.delete(cmd.requestId)) return;
-    this.queueRelease(cmd);
+    this.queue('release', cmd.orgId, cmd.requestId, cmd);
   }
 
   credit(cmd: CreditCommand): Promise<CreditReply> {
@@ -213,10 +230,11 @@ export class RedisLedgerClient implements LedgerClient {
     this.opts.logger.warn({ rid: usage.requestId, org: usage.orgId, charged }, 'ledger: actor unreachable; settlement written to the store directly');
   }
 
-  private queueRelease(cmd: ReleaseCommand): void {
-    const env: Envelope = { o: 'release', i: 0, r: null, p: cmd };
-    this.commands.xadd(this.opts.keys.stream(shardOf(cmd.orgId)), '*', 'm', JSON.stringify(env)).catch(() => {
-      if (!this.releases.has(cmd.requestId)) this.releases.set(cmd.requestId, { cmd, since: Date.now() });
+  /** A command nobody waits for, kept and sent again until Redis takes it. */
+  private queue(op: 'release' | 'settle', orgId: string, requestId: string, payload: ReleaseCommand | SettleCommand): void {
+    const env: Envelope = { o: op, i: 0, r: null, p: payload };
+    this.commands.xadd(this.opts.keys.stream(shardOf(orgId)), '*', 'm', JSON.stringify(env)).catch(() => {
+      if (!this.releases.has(requestId)) this.releases.set(requestId, { env, orgId, requestId, since: Date.now() });
     });
   }
 
@@ -230,8 +248,8 @@ export class RedisLedgerClient implements LedgerClient {
       batch
         .filter((r) => now - r.since < this.opts.holdMaxMs)
         .map((r) =>
-          this.commands.xadd(this.opts.keys.stream(shardOf(r.cmd.orgId)), '*', 'm', JSON.stringify({ o: 'release', i: 0, r: null, p: r.cmd })).catch(() => {
-            this.releases.set(r.cmd.requestId, r);
+          this.commands.xadd(this.opts.keys.stream(shardOf(r.orgId)), '*', 'm', JSON.stringify(r.env)).catch(() => {
+            this.releases.set(r.requestId, r);
           }),
         ),
     );

@@ -14,7 +14,8 @@ import type { Pool } from '../../store/pool.js';
 import { Ledger, type LedgerSettings, type LedgerStats } from '../ledger.js';
 import { PgLedgerStore } from '../store.js';
 import { redisConnection } from './connection.js';
-import type { RedisKeys } from './keys.js';
+import { shardOf, type RedisKeys } from './keys.js';
+import type { AccountView } from '../protocol.js';
 import { LEASE_MS, releaseLease, tick, TICK_MS, validUntil, type ShardStatus } from './ownership.js';
 import { ShardActor } from './shard.js';
 
@@ -55,6 +56,8 @@ export class RedisLedgerHost {
   private readonly serving: Promise<void>;
   private markServing: () => void = () => {};
   private isServing = false;
+  /** Shards acquired (any), acquired from another live-or-dead instance (takeovers), and lost, since start. */
+  private readonly moves = { shardsAcquired: 0, shardsTakenOver: 0, shardsLost: 0 };
 
   constructor(private readonly opts: RedisHostOptions) {
     this.commands = redisConnection(opts.url, 'commands', 'tollgate-ledger-host', opts.logger);
@@ -93,22 +96,28 @@ export class RedisLedgerHost {
     }
   }
 
+  /** An organization as this instance's memory has it, when its shard is served here (null otherwise): no Redis round trip. */
+  localAccount(orgId: string): Promise<AccountView | null> {
+    const o = this.owned.get(shardOf(orgId));
+    if (o === undefined || !o.started || o.leaving) return Promise.resolve(null);
+    return o.actor.ledger.account(orgId);
+  }
+
   /** The shards this instance serves now. */
   shards(): number[] {
     return [...this.owned.entries()].filter(([, o]) => o.started && !o.leaving).map(([i]) => i);
   }
 
-  stats(): LedgerStats {
-    const total: LedgerStats = { actors: 0, owners: 0, openHolds: 0, expiredHolds: 0, backlog: 0 };
+  /** The shards' ledgers summed (a shard's counts since start go with it when it leaves), and this instance's shard moves. */
+  stats(): LedgerStats & { shardsOwned: number; shardsAcquired: number; shardsTakenOver: number; shardsLost: number } {
+    const total = { actors: 0, owners: 0, openHolds: 0, expiredHolds: 0, heldMicros: 0, backlog: 0, flushLagMs: 0, overdraftMicros: 0, overdraftSettlements: 0, progressSettled: 0 };
     for (const o of this.owned.values()) {
       const s = o.actor.ledger.stats();
-      total.actors += s.actors;
+      for (const k of Object.keys(total) as Array<keyof LedgerStats>) total[k] += s[k];
       total.owners = Math.max(total.owners, s.owners);
-      total.openHolds += s.openHolds;
-      total.expiredHolds += s.expiredHolds;
-      total.backlog += s.backlog;
+      total.flushLagMs = Math.max(total.flushLagMs, s.flushLagMs);
     }
-    return total;
+    return { ...total, shardsOwned: this.shards().length, ...this.moves };
   }
 
   /** Hands every shard off (writes done, leases deleted) so the other instances take over at once. */
@@ -178,6 +187,8 @@ export class RedisLedgerHost {
           return;
         }
         if (o !== undefined) this.drop(shard, o, 'taken by another instance meanwhile');
+        this.moves.shardsAcquired++;
+        if (status.previous !== '' && status.previous !== this.opts.instanceId) this.moves.shardsTakenOver++;
         const fresh: Owned = { actor: this.newActor(shard), started: false, fresh: true, starting: null, leaving: false, handingOff: null };
         fresh.actor.validUntil = validUntil(sentAt);
         this.owned.set(shard, fresh);
@@ -251,6 +262,7 @@ export class RedisLedgerHost {
 
   private drop(shard: number, o: Owned, why: string): void {
     this.owned.delete(shard);
+    this.moves.shardsLost++;
     if (o.leaving) {
       o.actor.ledger.onHoldExpired = null; // its hand-off is stopping it; the mirror is the new owner's now
       return;

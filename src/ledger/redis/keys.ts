@@ -12,6 +12,7 @@
 //   beats        sorted set: hold owners (worker processes) and their last heartbeat
 //   reply:<owner> pub/sub channel: answers to one worker's commands
 import type { HoldRecord } from '../actor.js';
+import type { UsageRow } from '../protocol.js';
 
 /**
  * Fixed: every instance must agree on it, and changing it while commands are
@@ -20,7 +21,7 @@ import type { HoldRecord } from '../actor.js';
 export const SHARDS = 16;
 export const GROUP = 'actors';
 
-export type Op = 'reserve' | 'settle' | 'release' | 'credit' | 'account' | 'refresh' | 'sync';
+export type Op = 'reserve' | 'settle' | 'release' | 'progress' | 'credit' | 'account' | 'refresh' | 'sync';
 
 /** One command as it sits in a shard stream (field `m`). */
 export interface Envelope {
@@ -88,16 +89,20 @@ export class RedisKeys {
   }
 }
 
-/** A hold as its shard's mirror keeps it (field: request id). */
+/** A hold as its shard's mirror keeps it (field: request id), with its stream's last progress: the next owner settles on it. */
 export function encodeHold(h: HoldRecord): string {
-  return JSON.stringify([h.orgId, h.funding, h.amount, h.owner, h.createdAt]);
+  return JSON.stringify(h.progress === undefined ? [h.orgId, h.funding, h.amount, h.owner, h.createdAt] : [h.orgId, h.funding, h.amount, h.owner, h.createdAt, h.progress]);
 }
 
 export function decodeHold(requestId: string, text: string): HoldRecord | null {
   try {
-    const [orgId, funding, amount, owner, createdAt] = JSON.parse(text) as [string, HoldRecord['funding'], number, string, number];
+    const [orgId, funding, amount, owner, createdAt, progress] = JSON.parse(text) as [string, HoldRecord['funding'], number, string, number, UsageRow?];
     if (typeof orgId !== 'string' || typeof amount !== 'number' || typeof owner !== 'string') return null;
-    return { orgId, requestId, funding, amount, owner, createdAt };
+    const hold: HoldRecord = { orgId, requestId, funding, amount, owner, createdAt };
+    if (progress?.requestId === requestId && progress.orgId === orgId && Number.isSafeInteger(progress.chargedMicros)) {
+      hold.progress = { ...progress, chargedMicros: Math.min(Math.max(0, progress.chargedMicros), amount) };
+    }
+    return hold;
   } catch {
     return null;
   }

@@ -13,7 +13,7 @@ import type { Redis } from 'ioredis';
 import type { Logger } from '../../log/logger.js';
 import type { HoldRecord } from '../actor.js';
 import type { Ledger } from '../ledger.js';
-import type { CreditCommand, ReleaseCommand, ReserveCommand, SettleCommand } from '../protocol.js';
+import type { CreditCommand, ProgressCommand, ReleaseCommand, ReserveCommand, SettleCommand } from '../protocol.js';
 import { redisConnection, sleep } from './connection.js';
 import { decodeHold, encodeHold, GROUP, type Envelope, type RedisKeys } from './keys.js';
 import { Outbox } from './outbox.js';
@@ -191,12 +191,13 @@ export class ShardActor {
         this.reclaim = true; // claimed, not applied: the rest once the lease is renewed, before any new entry
         return;
       }
-      this.take(entries);
+      this.take(entries, true);
       cursor = next;
     } while (cursor !== '0-0');
   }
 
-  private take(entries: Entry[]): void {
+  /** `claimed`: pending entries, which an earlier owner may have applied and written already. */
+  private take(entries: Entry[], claimed = false): void {
     for (const [id, fields] of entries) {
       if (this.inflight.has(id)) continue;
       let env: Envelope | null = null;
@@ -211,7 +212,7 @@ export class ShardActor {
         continue;
       }
       this.inflight.add(id);
-      const p: Promise<void> = this.apply(id, env)
+      const p: Promise<void> = this.apply(id, env, claimed)
         .catch((err: Error) => {
           this.ctx.logger.error({ shard: this.shard, op: env!.o, err: err.message }, 'ledger: command failed');
           this.reply(env!, undefined, err.message);
@@ -226,7 +227,7 @@ export class ShardActor {
   }
 
   /** Calls the ledger before its first await, so commands reach the actors in stream order. */
-  private async apply(id: string, env: Envelope): Promise<void> {
+  private async apply(id: string, env: Envelope, claimed: boolean): Promise<void> {
     switch (env.o) {
       case 'reserve': {
         // The caller gave up waiting (and released): a hold now would only be money nobody uses.
@@ -245,7 +246,7 @@ export class ShardActor {
         const rid = cmd.usage.requestId;
         this.awaitingWrite.add(rid);
         try {
-          await this.ledger.settle(cmd);
+          await this.ledger.settle(claimed ? { ...cmd, check: true } : cmd);
           this.reply(env, null);
           // Acknowledged to the stream only once written: until then the next owner would apply it again.
           await this.ledger.written(rid);
@@ -261,6 +262,12 @@ export class ShardActor {
         this.mirror(cmd.requestId, null);
         this.ack(id);
         return this.reply(env, null);
+      }
+      case 'progress': {
+        const hold = this.ledger.progress(env.p as ProgressCommand);
+        // Mirrored with the hold, so that the next owner settles on it if this stream's instance dies.
+        if (hold !== null) this.mirror(hold.requestId, encodeHold(hold));
+        return this.ack(id);
       }
       case 'credit':
         this.reply(env, await this.ledger.credit(env.p as CreditCommand));
