@@ -28,13 +28,15 @@ export function inlineMicros(c: ReplyCase, text: string, n: number): number {
 /** [main-thread µs, all-threads µs] per reply through the pool, `inFlight` at a time. */
 export async function pooledMicros(pool: OffloadPool, c: ReplyCase, text: string, n: number, inFlight: number): Promise<[number, number]> {
   const surface = modelCallNamed(c.surface);
+  // Encoded once: the gateway reads a supplier's reply as bytes, it never encodes a string to send to the pool.
+  const bytes = Buffer.from(text);
   const elu0 = performance.eventLoopUtilization();
   const cpu0 = process.cpuUsage();
   let next = 0;
   const lane = async () => {
     while (next++ < n) {
-      // A fresh buffer per reply, as each supplier reply is: the pool moves it.
-      const r = await pool.decodeReply(c.surface, Buffer.from(text), c.meta);
+      // A fresh buffer per reply (a copy of the bytes), as each supplier reply is: the pool moves it.
+      const r = await pool.decodeReply(c.surface, Buffer.from(bytes), c.meta);
       if (!r.ok) throw new Error('decode failed');
       surface.render(r.decoded, c.call, c.settled);
     }

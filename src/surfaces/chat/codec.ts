@@ -44,13 +44,18 @@ export function decodeChatReply(upstream: unknown): DecodedChat {
   if (reply === null || typeof reply !== 'object' || !Array.isArray(reply.choices)) throw new GatewayError('upstream_error');
   let produced = '';
   let cut = false;
-  const choices = reply.choices.map((c: Body, i: number) => {
-    const message = c.message ?? { role: 'assistant', content: '' };
+  const choices = reply.choices.map((c: unknown, i: number) => {
+    // A choice or message that is not an object is a broken reply (502), not a gateway fault (500), in the pool as inline.
+    if (c === null || typeof c !== 'object' || Array.isArray(c)) throw new GatewayError('upstream_error');
+    const message = (c as Body).message ?? { role: 'assistant', content: '' };
+    if (message === null || typeof message !== 'object' || (message.tool_calls !== undefined && message.tool_calls !== null && !Array.isArray(message.tool_calls))) {
+      throw new GatewayError('upstream_error');
+    }
     if (typeof message.content === 'string') produced += message.content;
     for (const tc of message.tool_calls ?? []) produced += tc.function?.arguments ?? '';
-    const finish = normalizeFinish(c.finish_reason) ?? 'stop';
+    const finish = normalizeFinish((c as Body).finish_reason) ?? 'stop';
     if (finish === 'length') cut = true;
-    return { finish_reason: finish, index: c.index ?? i, message };
+    return { finish_reason: finish, index: (c as Body).index ?? i, message };
   });
   return {
     choices,

@@ -149,3 +149,14 @@ t.test('the pool preparer gives the same result as inline preparation', async (t
     param: 'messages',
   });
 });
+
+t.test('reply: a choice or message that is not an object is upstream_error (502), inline and in the pool', async (t) => {
+  const { default: decodeInPool } = await import('../../../workers/decode-reply.js');
+  const broken = [null, {}, { choices: {} }, { choices: [null] }, { choices: [5] }, { choices: [{ message: 'x' }] }, { choices: [{ message: { content: 'x', tool_calls: 5 } }] }];
+  for (const b of broken) {
+    t.throws(() => chatCodec.decodeReply(b, {}), new GatewayError('upstream_error'), JSON.stringify(b));
+    t.same(decodeInPool({ surface: 'chat', body: new Uint8Array(Buffer.from(JSON.stringify(b))), meta: {} }), { ok: false }, `pool: ${JSON.stringify(b)}`);
+  }
+  const ok = chatCodec.decodeReply({ choices: [{ message: { role: 'assistant', content: 'hi' }, finish_reason: 'length' }] }, {});
+  t.same(chatCodec.meter(ok), { usage: null, imageUnits: 0, producedText: 'hi', outcome: 'incomplete', warning: null });
+});
