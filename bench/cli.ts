@@ -1,8 +1,9 @@
 // Command-line flags of `npm run bench -- …` and the settings each mode implies.
+import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { packageRoot } from '../src/config/paths.js';
-import { SCENARIOS, scenarioById } from './scenarios.js';
+import { MIXED_SCENARIOS, SCENARIOS, scenarioById } from './scenarios.js';
 
 export const USAGE = `npm run bench -- [flags]          (builds, then runs node dist/bench/run.js)
 
@@ -10,8 +11,13 @@ Modes
   (default)              quick: every scenario, 2 interleaved rounds of 1.5 s per target (< 2 min)
   --full                 4 rounds of 4 s, plus the 32-connection streaming scenario (< 10 min)
   --sweep                Tollgate over WORKERS × PISCINA_MAX_THREADS × connections; prints the best setting
+  --mixed                small chat calls beside count_tokens of 1 MB and beside 128 × 3072 float embeddings,
+                         and embeddings alone (targets tollgate,tollgate-inline unless --targets says otherwise)
 Targets (all in the same run, interleaved A B C A B C …)
-  --targets LIST         built-in targets to run (default direct,bare,tollgate)
+  --targets LIST         built-in targets to run (default direct,bare,tollgate): direct, bare, tollgate,
+                         tollgate-inline (supplier replies decoded on the event loop: the pool off for embeddings)
+  --tollgate-from NAME=DIR  another build's Tollgate (DIR: a checkout with dist/ built), started like tollgate
+  --variant NAME:K=V,…   another Tollgate of this build with these environment settings, e.g. nice0:PISCINA_NICE=0
   --target NAME=URL      another gateway (its base URL; the scenario path /v1/chat/completions is appended)
   --header 'K: V'        a header for the --target before it (repeatable), e.g. 'Authorization: Bearer …'
   --target-pid NAME=PID  that gateway's process, so its CPU and memory can be reported
@@ -21,9 +27,11 @@ Settings
   --scenarios LIST       subset of: ${SCENARIOS.map((s) => s.id).join(', ')}
   --rounds N  --slot-ms MS  --warmup-ms MS (unrecorded, per job)  --warm-target-ms MS (per target, once)
   --workers N            Tollgate WORKERS (default 1)   --threads N   PISCINA_MAX_THREADS (default 1)
-  --sweep-workers 1,2  --sweep-threads 1,2  --sweep-connections 4,32,128  --sweep-scenarios unary,stream,body-100k
+  --sweep-workers LIST   default 1, 2, 4, 8 … up to the gateway's CPUs (at least 1,2)
+  --sweep-threads 1,2  --sweep-connections 4,32,128  --sweep-scenarios unary,stream,body-100k
   --gateway-cpus 0  --load-cpus 1   (taskset lists)   --no-pin   run unpinned
   --profile              also CPU-profile a Tollgate worker under the unary scenario and summarise it
+  --profile-scenario ID  …under this scenario instead (e.g. embeddings: what a large reply costs the event loop)
   --micro                also run the micro-benchmarks (bench/ledger-roundtrip.ts, bench/micro/prepare.ts)
   --out DIR              where the JSON and HTML reports go (default bench/results)`;
 
@@ -36,6 +44,18 @@ export interface ExtraTargetSpec {
   pids: number[];
 }
 
+/** A Tollgate started beside the built-in one: another build (`root`) and/or other settings (`env`). */
+export interface TollgateVariant {
+  name: string;
+  root?: string;
+  env: Record<string, string>;
+}
+
+/** Built-in variants, named in --targets. */
+export const BUILTIN_VARIANTS: Record<string, Omit<TollgateVariant, 'name'>> = {
+  'tollgate-inline': { env: { TOLLGATE_BENCH_EMBEDDINGS_INLINE: '1' } },
+};
+
 export interface Options {
   mode: Mode;
   rounds: number;
@@ -45,6 +65,8 @@ export interface Options {
   warmTargetMs: number;
   scenarios: string[];
   builtins: Set<string>;
+  /** More Tollgates to start (tollgate-inline, --tollgate-from, --variant). */
+  variants: TollgateVariant[];
   extras: ExtraTargetSpec[];
   databaseUrl?: string;
   redisUrl?: string;
@@ -56,6 +78,7 @@ export interface Options {
   out: string;
   micro: boolean;
   profile: boolean;
+  profileScenario: string;
   sweep: { workers: number[]; threads: number[]; connections: number[]; scenarios: string[] };
 }
 
@@ -75,7 +98,10 @@ export function parseOptions(argv: string[]): Options | null {
       help: { type: 'boolean', short: 'h' },
       full: { type: 'boolean' },
       sweep: { type: 'boolean' },
+      mixed: { type: 'boolean' },
       targets: { type: 'string' },
+      'tollgate-from': { type: 'string', multiple: true },
+      variant: { type: 'string', multiple: true },
       target: { type: 'string', multiple: true },
       header: { type: 'string', multiple: true },
       'target-pid': { type: 'string', multiple: true },
@@ -88,7 +114,7 @@ export function parseOptions(argv: string[]): Options | null {
       'warm-target-ms': { type: 'string' },
       workers: { type: 'string', default: '1' },
       threads: { type: 'string', default: '1' },
-      'sweep-workers': { type: 'string', default: '1,2' },
+      'sweep-workers': { type: 'string' },
       'sweep-threads': { type: 'string', default: '1,2' },
       'sweep-connections': { type: 'string', default: '4,32,128' },
       'sweep-scenarios': { type: 'string', default: 'unary,stream,body-100k' },
@@ -96,6 +122,7 @@ export function parseOptions(argv: string[]): Options | null {
       'load-cpus': { type: 'string', default: '1' },
       'no-pin': { type: 'boolean' },
       profile: { type: 'boolean' },
+      'profile-scenario': { type: 'string', default: 'unary' },
       micro: { type: 'boolean' },
       out: { type: 'string', default: join(packageRoot, 'bench/results') },
     },
@@ -125,12 +152,32 @@ export function parseOptions(argv: string[]): Options | null {
     }
   }
 
-  const scenarios = values.scenarios !== undefined ? list(values.scenarios) : SCENARIOS.filter((s) => mode === 'full' || !s.fullOnly).map((s) => s.id);
+  const scenarios =
+    values.scenarios !== undefined
+      ? list(values.scenarios)
+      : values.mixed
+        ? MIXED_SCENARIOS.map((s) => s.id)
+        : SCENARIOS.filter((s) => (mode === 'full' || !s.fullOnly) && !MIXED_SCENARIOS.includes(s)).map((s) => s.id);
   for (const id of scenarios) scenarioById(id);
   const sweepScenarios = list(values['sweep-scenarios']!);
   for (const id of sweepScenarios) scenarioById(id);
-  const builtins = new Set(list(values.targets ?? 'direct,bare,tollgate'));
-  for (const b of builtins) if (!['direct', 'bare', 'tollgate'].includes(b)) throw new Error(`--targets: unknown built-in target '${b}'`);
+  const builtins = new Set(list(values.targets ?? (values.mixed ? 'tollgate,tollgate-inline' : 'direct,bare,tollgate')));
+  const variants: TollgateVariant[] = [];
+  for (const b of builtins) {
+    if (BUILTIN_VARIANTS[b] !== undefined) variants.push({ name: b, ...BUILTIN_VARIANTS[b]! });
+    else if (!['direct', 'bare', 'tollgate'].includes(b)) throw new Error(`--targets: unknown built-in target '${b}'`);
+  }
+  for (const spec of values['tollgate-from'] ?? []) {
+    const eq = spec.indexOf('=');
+    if (eq <= 0) throw new Error(`--tollgate-from expects NAME=DIR, got '${spec}'`);
+    variants.push({ name: spec.slice(0, eq), root: spec.slice(eq + 1), env: {} });
+  }
+  for (const spec of values.variant ?? []) {
+    const colon = spec.indexOf(':');
+    const pairs = colon <= 0 ? [] : list(spec.slice(colon + 1)).map((kv) => kv.split('='));
+    if (pairs.length === 0 || pairs.some((kv) => kv.length !== 2 || kv[0] === '')) throw new Error(`--variant expects NAME:KEY=VALUE[,KEY=VALUE…], got '${spec}'`);
+    variants.push({ name: spec.slice(0, colon), env: Object.fromEntries(pairs) });
+  }
   const num = (v: string | undefined, fallback: number, flag: string): number => (v === undefined ? fallback : ints(v, flag)[0]!);
   return {
     mode,
@@ -140,6 +187,7 @@ export function parseOptions(argv: string[]): Options | null {
     warmTargetMs: values['warm-target-ms'] === undefined ? preset[3]! : Number(values['warm-target-ms']),
     scenarios,
     builtins,
+    variants,
     extras,
     databaseUrl: values['database-url'],
     redisUrl: values['redis-url'],
@@ -151,11 +199,30 @@ export function parseOptions(argv: string[]): Options | null {
     out: values.out!,
     micro: values.micro === true,
     profile: values.profile === true,
+    profileScenario: scenarioById(values['profile-scenario']!).id,
     sweep: {
-      workers: ints(values['sweep-workers']!, '--sweep-workers'),
+      workers: values['sweep-workers'] !== undefined ? ints(values['sweep-workers'], '--sweep-workers') : workerSteps(values['no-pin'] ? availableParallelism() : cpuCount(values['gateway-cpus']!)),
       threads: ints(values['sweep-threads']!, '--sweep-threads'),
       connections: ints(values['sweep-connections']!, '--sweep-connections'),
       scenarios: sweepScenarios,
     },
   };
+}
+
+/** How many CPUs a taskset list names ("0", "0-13,15" → 15). */
+export function cpuCount(list: string): number {
+  let n = 0;
+  for (const part of list.split(',')) {
+    const [a, b] = part.split('-').map(Number);
+    if (Number.isInteger(a)) n += b === undefined ? 1 : Number.isInteger(b) && b >= a! ? b - a! + 1 : 0;
+  }
+  return Math.max(1, n);
+}
+
+/** WORKERS for the sweep: 1, 2, 4, 8 … and the core count itself (at least 1 and 2: one core shared by two workers shows what switching costs). */
+export function workerSteps(cores: number): number[] {
+  const steps: number[] = [];
+  for (let w = 1; w < Math.max(2, cores); w *= 2) steps.push(w);
+  steps.push(Math.max(2, cores));
+  return steps;
 }

@@ -5,7 +5,7 @@ import type { Options } from './cli.js';
 import { measure, type MeasureContext, type Sample } from './measure.js';
 import type { LoadJob } from './loadgen-job.js';
 import type { Report } from './report-files.js';
-import { SCENARIOS, scenarioById, type Scenario } from './scenarios.js';
+import { MIXED_SCENARIOS, SCENARIOS, scenarioById, type Scenario } from './scenarios.js';
 import type { Target } from './targets.js';
 
 const log = (s: string): void => void process.stderr.write(`${s}\n`);
@@ -18,7 +18,7 @@ const log = (s: string): void => void process.stderr.write(`${s}\n`);
 async function measureBeside(ctx: MeasureContext, t: Target, s: Scenario, round: number, o: Options): Promise<Sample> {
   const b = s.beside!;
   const bg: LoadJob = {
-    ...jobFor(t, { ...s, path: b.path, body: b.body, concurrency: b.concurrency, expectSuffix: b.expectSuffix, stream: false }, o),
+    ...jobFor(t, { ...s, path: b.path, body: b.body, concurrency: b.concurrency, expectSuffix: b.expectSuffix, stream: false, rate: undefined }, o),
     warmupMs: 0,
     durationMs: o.warmupMs + o.slotMs + 500,
   };
@@ -44,6 +44,7 @@ export function jobFor(target: Target, s: Scenario, o: Options, concurrency = s.
     warmupMs: o.warmupMs,
     durationMs: o.slotMs,
     maxRequests: 5_000_000,
+    ...(s.rate === undefined ? {} : { ratePerSec: s.rate }),
   };
 }
 
@@ -86,16 +87,18 @@ export async function runScenarios(ctx: MeasureContext, o: Options, targets: Tar
   const applies = (s: Scenario, t: Target): boolean => !s.gatewayOnly || t.kind === 'tollgate' || t.kind === 'extra';
   const total = scenarios.reduce((n, s) => n + o.rounds * targets.filter((t) => applies(s, t)).length, 0);
   let i = 0;
-  for (const s of scenarios) {
-    for (let round = 1; round <= o.rounds; round++) {
-      for (const t of targets) {
-        if (!applies(s, t)) continue;
-        const sample = s.beside !== undefined ? await measureBeside(ctx, t, s, round, o) : await measure(ctx, t, s.id, round, jobFor(t, s, o));
-        report.samples.push(sample);
-        log(progress(++i, total, sample));
-        assertClean(sample);
-      }
-    }
-  }
+  const run = async (s: Scenario, round: number, t: Target): Promise<void> => {
+    if (!applies(s, t)) return;
+    const sample = s.beside !== undefined ? await measureBeside(ctx, t, s, round, o) : await measure(ctx, t, s.id, round, jobFor(t, s, o));
+    report.samples.push(sample);
+    log(progress(++i, total, sample));
+    assertClean(sample);
+  };
+  // The mixed scenarios go round by round (alone, beside A, beside B, … then again), so each
+  // small-call baseline is measured next to the runs it is compared with, minutes apart at most.
+  const plain = scenarios.filter((s) => !MIXED_SCENARIOS.includes(s));
+  const mixed = scenarios.filter((s) => MIXED_SCENARIOS.includes(s));
+  for (const s of plain) for (let round = 1; round <= o.rounds; round++) for (const t of targets) await run(s, round, t);
+  for (let round = 1; round <= o.rounds; round++) for (const s of mixed) for (const t of targets) await run(s, round, t);
 }
 

@@ -22,9 +22,9 @@ import type { ApiKey } from '../src/auth/types.js';
 import type { ChangeBus } from '../src/bus/bus.js';
 import { createBilling } from '../src/billing/index.js';
 import type { CatalogModel } from '../src/catalog/types.js';
-import { PrimaryChannel, WorkerChannel } from '../src/cluster/ipc.js';
+import { PrimaryChannel, WorkerChannel } from '../src/ipc/channel.js';
 import { loadConfig } from '../src/config/load.js';
-import { createOrganization, updateOrganization } from '../src/ledger/accounts.js';
+import { createOrganization, updateOrganization } from '../src/organizations/store.js';
 import { connectLedger, startLedgerHost } from '../src/ledger/index.js';
 import { createLogger } from '../src/log/logger.js';
 import { openEmbeddedStore } from '../src/store/embedded.js';
@@ -70,7 +70,7 @@ async function worker(): Promise<void> {
     price: { inputPerMtok: 2_500_000, cachedInputPerMtok: 1_250_000, outputPerMtok: 10_000_000, imageUnit: 0 },
   } as CatalogModel;
   const bound = { inputTokens: 800, outputTokens: 4096, imageUnits: 0 };
-  const metered = { inputTokens: 700, cachedInputTokens: 0, outputTokens: 300, imageUnits: 0, source: 'supplier' as const };
+  const metered = { inputTokens: 700, cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens: 300, imageUnits: 0, source: 'supplier' as const };
   let n = 0;
   const pair = async (): Promise<void> => {
     const hold = await billing.reserve(`req_${process.pid}_${++n}`, key, model, 'chat_completions', bound);

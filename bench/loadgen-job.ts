@@ -22,6 +22,13 @@ export interface LoadJob {
   durationMs: number;
   /** Stop after this many recorded requests even if time remains. */
   maxRequests: number;
+  /**
+   * Open loop: send this many requests per second on a fixed schedule, whatever
+   * is in flight (queued on `concurrency` connections when they are all busy),
+   * and time each from its scheduled start, so that a stall shows in the
+   * latency of every call it delays. Absent: closed loop, one request in flight per connection.
+   */
+  ratePerSec?: number;
 }
 
 export interface LoadResult {

@@ -49,7 +49,6 @@ class Phase {
 
 /** One request; also its undici handler (fixed shape, no closures per request). */
 class Exchange implements Dispatcher.DispatchHandler {
-  private readonly t0 = performance.now();
   private status = 0;
   private first = -1;
   private lastEvent = -1;
@@ -60,6 +59,8 @@ class Exchange implements Dispatcher.DispatchHandler {
   constructor(
     private readonly phase: Phase,
     private readonly next: () => void,
+    /** When the request was sent, or (open loop) scheduled to be. */
+    private readonly t0 = performance.now(),
   ) {}
 
   // undici tells handler styles apart by this method; nothing to do here.
@@ -144,9 +145,41 @@ function runPhase(pool: Pool, job: LoadJob, record: boolean, ms: number, body: B
       }
       pool.dispatch(opts, new Exchange(phase, lane));
     };
+    if (job.ratePerSec !== undefined) return paced(pool, opts, phase, job.ratePerSec, started);
     phase.lanes = job.concurrency;
     for (let i = 0; i < job.concurrency; i++) pool.dispatch(opts, new Exchange(phase, lane));
   });
+}
+
+/**
+ * Open loop: request i is due at started + i / rate. Every millisecond the
+ * requests that are due go out, each timed from when it was due; `lanes`
+ * counts those in flight, and the phase ends when the schedule is over and
+ * the last answer is in.
+ */
+function paced(pool: Pool, opts: Dispatcher.DispatchOptions, phase: Phase, rate: number, started: number): void {
+  const interval = 1000 / rate;
+  let sent = 0;
+  let scheduling = true;
+  const answered = (): void => {
+    if (--phase.lanes === 0 && !scheduling) phase.done();
+  };
+  const tick = (): void => {
+    const now = performance.now();
+    const stop = now >= phase.endAt || phase.errors > 0;
+    for (let due = started + sent * interval; !stop && due <= now; due = started + sent * interval) {
+      sent++;
+      phase.lanes++;
+      pool.dispatch(opts, new Exchange(phase, answered, due));
+    }
+    if (!stop) {
+      setTimeout(tick, 1);
+      return;
+    }
+    scheduling = false;
+    if (phase.lanes === 0) phase.done();
+  };
+  tick();
 }
 
 async function runJob(job: LoadJob, measuring: () => Promise<void>): Promise<LoadResult> {

@@ -4,7 +4,7 @@
 import { join } from 'node:path';
 import { packageRoot } from '../src/config/paths.js';
 import type { LoadJob, LoadMessage, LoadResult } from './loadgen-job.js';
-import { cpuMs, cpuMsReaped, machineBusyMs, rssBytes, Spawned } from './procs.js';
+import { cpuMs, cpuMsReaped, machineBusyMs, mainThreadCpuMs, pssBytes, rssBytes, Spawned } from './procs.js';
 import type { ProcessRole, Target } from './targets.js';
 
 const RSS_SAMPLE_MS = 100;
@@ -53,6 +53,8 @@ export class LoadGen {
 
 export interface ProcessUse extends ProcessRole {
   cpuMs: number;
+  /** Of cpuMs, what its main thread used (an HTTP worker's event loop; the rest is its pool and libuv threads). */
+  mainThreadCpuMs: number;
   peakRssBytes: number;
 }
 
@@ -64,6 +66,8 @@ export interface Sample {
   result: LoadResult;
   /** The target's processes (for Tollgate: the primary and every worker). Empty when unknown (extra targets without --target-pid). */
   processes: ProcessUse[];
+  /** The largest sum of the target's processes' proportional set sizes seen in one sampling tick (shared pages counted once). */
+  peakTotalPssBytes: number;
   /** The simulator's CPU during the job: with the load generator's, what the load core spent. */
   simulatorCpuMs: number;
   /** CPU that processes outside this run (and the hypervisor) took during the job, in cores: the noise. */
@@ -85,13 +89,18 @@ export async function measure(ctx: MeasureContext, target: Target, scenario: str
   const cpuOf = (pid: number): number | null => (reaped.has(pid) ? cpuMsReaped(pid) : cpuMs(pid));
   const pids = [...new Set([...roles.map((r) => r.pid), ctx.simulatorPid])];
   const before = new Map<number, number>();
+  const mainBefore = new Map<number, number>();
   const peak = new Map<number, number>();
+  let peakTotal = 0;
   let timer: NodeJS.Timeout | null = null;
   const sampleRss = (): void => {
+    let total = 0;
     for (const r of roles) {
       const rss = rssBytes(r.pid);
       if (rss !== null && rss > (peak.get(r.pid) ?? 0)) peak.set(r.pid, rss);
+      total += pssBytes(r.pid) ?? 0;
     }
+    if (total > peakTotal) peakTotal = total;
   };
   let result: LoadResult;
   let busy0 = 0;
@@ -100,7 +109,10 @@ export async function measure(ctx: MeasureContext, target: Target, scenario: str
     result = await ctx.loadgen.run(job, () => {
       busy0 = machineBusyMs();
       self0 = process.cpuUsage();
-      for (const pid of pids) before.set(pid, cpuOf(pid) ?? 0);
+      for (const pid of pids) {
+        before.set(pid, cpuOf(pid) ?? 0);
+        mainBefore.set(pid, mainThreadCpuMs(pid) ?? 0);
+      }
       sampleRss();
       timer = setInterval(sampleRss, RSS_SAMPLE_MS);
     });
@@ -115,6 +127,7 @@ export async function measure(ctx: MeasureContext, target: Target, scenario: str
   roles = [...roles, ...fresh];
   pids.push(...fresh.map((r) => r.pid));
   const used = (pid: number): number => Math.max(0, (cpuOf(pid) ?? before.get(pid) ?? 0) - (before.get(pid) ?? 0));
+  const usedMain = (pid: number): number => Math.max(0, (mainThreadCpuMs(pid) ?? mainBefore.get(pid) ?? 0) - (mainBefore.get(pid) ?? 0));
   const self = process.cpuUsage(self0);
   const ours = pids.reduce((sum, pid) => sum + used(pid), 0) + result.cpuUserMs + result.cpuSystemMs + (self.user + self.system) / 1000;
   const otherCores = result.elapsedMs > 0 ? Math.max(0, machineBusyMs() - busy0 - ours) / result.elapsedMs : 0;
@@ -124,7 +137,8 @@ export async function measure(ctx: MeasureContext, target: Target, scenario: str
     round,
     concurrency: job.concurrency,
     result,
-    processes: roles.map((r) => ({ ...r, cpuMs: used(r.pid), peakRssBytes: peak.get(r.pid) ?? 0 })),
+    processes: roles.map((r) => ({ ...r, cpuMs: used(r.pid), mainThreadCpuMs: usedMain(r.pid), peakRssBytes: peak.get(r.pid) ?? 0 })),
+    peakTotalPssBytes: peakTotal,
     simulatorCpuMs: target.kind === 'direct' ? 0 : used(ctx.simulatorPid),
     otherCores: Math.round(otherCores * 100) / 100,
   };

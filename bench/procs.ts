@@ -178,6 +178,17 @@ export function cpuMs(pid: number): number | null {
   }
 }
 
+/** utime + stime of a process's main thread alone (for a Node process: its event loop) in ms; null once it is gone. */
+export function mainThreadCpuMs(pid: number): number | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/task/${pid}/stat`, 'latin1');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return ((Number(f[11]) + Number(f[12])) * 1000) / CLK_TCK;
+  } catch {
+    return null;
+  }
+}
+
 /** cpuMs plus the CPU of its children that exited and were waited for (cutime + cstime). */
 export function cpuMsReaped(pid: number): number | null {
   try {
@@ -194,6 +205,22 @@ export function rssBytes(pid: number): number | null {
   try {
     const status = readFileSync(`/proc/${pid}/status`, 'latin1');
     const m = /VmRSS:\s+(\d+) kB/.exec(status);
+    return m === null ? null : Number(m[1]) * 1024;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Proportional set size in bytes (smaps_rollup Pss): a process's private pages
+ * plus its share of pages it maps together with others. Summed over a group
+ * of processes (a PostgreSQL server and its backends share their buffers) it
+ * is what the group holds, where summed RSS would count shared pages once per
+ * process. Null once the process is gone or where smaps_rollup is missing.
+ */
+export function pssBytes(pid: number): number | null {
+  try {
+    const m = /\nPss:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/smaps_rollup`, 'latin1'));
     return m === null ? null : Number(m[1]) * 1024;
   } catch {
     return null;

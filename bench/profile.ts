@@ -1,4 +1,4 @@
-// --profile: where a Tollgate worker's CPU goes under the unary scenario. A
+// --profile: where a Tollgate worker's CPU goes under the unary scenario (or --profile-scenario). A
 // separate Tollgate runs with `--cpu-prof` (given to the primary, which
 // cluster.fork passes on to the workers; NODE_OPTIONS refuses it), takes the unary load, and is stopped so V8 writes its profiles.
 // Only samples taken while the load ran are counted (V8's profile clock and
@@ -126,7 +126,7 @@ export async function runProfile(ctx: MeasureContext, o: Options, simUrl: string
   // 200 µs sampling: a request costs ~100-200 µs, so the default 1 ms would see too few; finer costs too much.
   const nodeArgs = ['--cpu-prof', `--cpu-prof-dir=${dir}`, '--cpu-prof-interval=200'];
   const gw = await startTollgate({ name: 'tollgate-profiled', cpus: gwCpus, simUrl, workers: o.workers, piscinaMaxThreads: o.threads, nodeArgs });
-  const scenario = scenarioById('unary');
+  const scenario = scenarioById(o.profileScenario);
   let from = 0;
   let to = 0;
   let roles: Array<{ pid: number; role: string }> = [];

@@ -10,7 +10,8 @@ import type { Sample } from './measure.js';
 import type { MicroResult } from './micro.js';
 import type { ProfileSummary } from './profile.js';
 import { renderHtml } from './report-html.js';
-import type { Aggregate, Check, MixedCheck } from './results.js';
+import type { Goal } from './goals.js';
+import type { Aggregate, MixedCheck } from './results.js';
 import type { Scenario, SkippedScenario } from './scenarios.js';
 import type { SweepResult } from './sweep.js';
 import type { TargetKind } from './targets.js';
@@ -39,7 +40,8 @@ export interface Report {
   skipped: SkippedScenario[];
   samples: Sample[];
   aggregates: Aggregate[];
-  checks: Check[];
+  /** Issue 14's targets, by stable id (goals.ts GOAL_IDS), per Tollgate target: compare runs of different commits id by id. */
+  goals: Goal[];
   /** Mixed scenarios: the small calls' p99 beside heavy work against the same calls alone. */
   mixed: MixedCheck[];
   sweep?: SweepResult;

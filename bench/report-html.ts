@@ -1,6 +1,7 @@
 // The HTML report: one self-contained page (inline CSS and SVG, no scripts)
 // with the verdict first, then per scenario the figures and their charts, then
 // memory, the sweep grid, the CPU profile and the raw notes.
+import { limitText, scoreText, verdict } from './goals.js';
 import type { Report } from './report-files.js';
 import type { Aggregate } from './results.js';
 import { barChart, esc, PALETTE, type Group } from './svg.js';
@@ -115,8 +116,12 @@ export function renderHtml(r: Report): string {
   const m = r.meta;
   const names = r.targets.map((t) => t.name);
   const colors = new Map(names.map((n, i) => [n, PALETTE[i % PALETTE.length]!]));
-  const checks = r.checks.length
-    ? table(['target', 'target of issue 7', 'measured', 'limit', 'result'], r.checks.map((c) => [esc(c.target), esc(c.what), esc(c.measured), esc(c.limit), c.pass ? '<span class="ok">met</span>' : `<span class="miss">missed by ${esc(c.miss)}</span>`]))
+  const mark = (pass: boolean | null): string => (pass === null ? 'stated' : pass ? '<span class="ok">pass</span>' : '<span class="miss">MISS</span>');
+  const checks = r.goals.length
+    ? table(
+        ['id', 'target', 'what', 'measured', 'reference', 'ratio', 'score', 'limit', 'result'],
+        r.goals.map((g) => [esc(g.id), esc(g.target), esc(g.what), `${g.measured} ${esc(g.unit)}`, g.reference === null ? '–' : `${g.reference} ${esc(g.unit)}`, ratio(g.ratio), esc(scoreText(g)), esc(limitText(g)), g.pass === null ? verdict(g) : mark(g.pass)]),
+      )
     : '';
   const targets = table(['target', 'kind', 'origin', 'settings'], r.targets.map((t) => [esc(t.name), t.kind, esc(t.origin), esc(JSON.stringify(t.settings))]));
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Tollgate bench — ${esc(m.mode)} ${esc(m.startedAt)}</title>
@@ -124,7 +129,7 @@ export function renderHtml(r: Report): string {
 <h1>Tollgate bench — ${esc(m.mode)} mode</h1>
 <p>${esc(m.startedAt)} · ${m.seconds} s · Node ${esc(m.node)} · ${esc(m.cpu)} × ${m.cpus} · ${m.memoryGb} GB · git ${esc(m.git)} · ${m.pinning ? `gateway processes on CPU ${esc(m.pinning.gateway)}, load generator and simulator on CPU ${esc(m.pinning.load)}` : 'unpinned'} · load average before ${m.loadavgBefore.map((x) => x.toFixed(2)).join(' ')}, after ${m.loadavgAfter.map((x) => x.toFixed(2)).join(' ')} · other processes took ${m.otherCores.mean} cores on average during the measurements (${m.otherCores.max} at most) · ${m.settings.rounds} round(s) of ${m.settings.slotMs} ms per target, interleaved</p>
 ${r.failed ? `<p class="failed"><b>The run failed:</b> ${esc(r.failed)}</p>` : ''}
-${targets}${checks ? `<h2>Targets of issue 7</h2>${checks}` : ''}
+${targets}${checks ? `<h2>Targets of issue 14</h2>${checks}` : ''}
 ${r.scenarios.length ? `<h2>Scenarios</h2><p class="note">Latency is per request, from sending it to the last byte of the answer, in ms. +p50/+p99: added over the bare proxy (the floor). CPU s/1k: CPU seconds of the target's own processes (for Tollgate the primary and every worker) per 1,000 requests. Target/load cores: CPU over wall time; load cores near 1.0 means the load generator's core, not the target, was the limit.</p>` : ''}
 ${r.scenarios.map((s) => scenarioSection(r, s.id, colors)).join('\n')}
 ${memorySection(r, colors)}${sweepSection(r)}${profileSection(r)}

@@ -1,15 +1,17 @@
 // The report as text: the tables printed at the end of a run (and pasted into
 // the README's Performance section), the checks, and the sweep grid.
-import type { Aggregate, Check, MixedCheck } from './results.js';
+import { type Goal, limitText, scoreText, verdict } from './goals.js';
+import type { Aggregate, MixedCheck } from './results.js';
 import type { Scenario, SkippedScenario } from './scenarios.js';
 import type { SweepCell, SweepSetting } from './sweep-model.js';
 
 const MB = 1024 * 1024;
 
-function table(head: string[], rows: string[][]): string {
+/** A Markdown table: the first `left` columns are words (left-aligned), the rest figures. */
+function table(head: string[], rows: string[][], left = 2): string {
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
-  const line = (cells: string[]): string => `| ${cells.map((c, i) => (i < 2 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join(' | ')} |`;
-  return [line(head), `|${widths.map((w, i) => (i < 2 ? ':' : '-') + '-'.repeat(w) + (i < 2 ? '-' : ':')).join('|')}|`, ...rows.map(line)].join('\n');
+  const line = (cells: string[]): string => `| ${cells.map((c, i) => (i < left ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join(' | ')} |`;
+  return [line(head), `|${widths.map((w, i) => (i < left ? ':' : '-') + '-'.repeat(w) + (i < left ? '-' : ':')).join('|')}|`, ...rows.map(line)].join('\n');
 }
 
 const ms = (x: number | null | undefined): string => (x === null || x === undefined || !Number.isFinite(x) ? '–' : x < 10 ? x.toFixed(3) : x.toFixed(1));
@@ -76,18 +78,46 @@ export function ratioTable(aggs: Aggregate[], scenarios: Scenario[]): string {
   return table(['scenario', 'ratio', 'req/s', 'CPU/req', 'p50'], rows);
 }
 
-export function checksTable(list: Check[]): string {
+/** Issue 14's targets: Tollgate's figure, the reference's, their ratio, what is compared with the limit, pass or miss. */
+export function goalsTable(list: Goal[]): string {
+  const fig = (x: number | null, unit: string): string => (x === null ? '–' : `${unit === 'calls/s' ? int(x) : x < 10 ? x.toFixed(3) : x.toFixed(1)} ${unit}`);
   return table(
-    ['target', 'target of issue 7', 'measured', 'limit', 'result'],
-    list.map((c) => [c.target, c.what, c.measured, c.limit, c.pass ? 'met' : `MISSED by ${c.miss}`]),
+    ['id', 'target', 'what', 'measured', 'reference', 'ratio', 'score', 'limit', 'result'],
+    list.map((g) => [g.id, g.target, g.what, fig(g.measured, g.unit), fig(g.reference, g.unit), ratio(g.ratio), scoreText(g), limitText(g), verdict(g)]),
+    3,
   );
 }
 
 export function mixedTable(list: MixedCheck[]): string {
   return table(
-    ['scenario', 'target', 'beside', 'small calls p99 alone', 'p99 beside', 'ratio', 'limit', 'result', 'beside requests'],
-    list.map((c) => [c.scenario, c.target, c.beside, `${ms(c.baselineP99)} ms`, `${ms(c.p99)} ms`, `${c.ratio.toFixed(2)}×`, `${c.limit.toFixed(2)}×`, c.pass ? 'met' : 'MISSED', String(c.besideRequests)]),
+    ['scenario', 'target', 'beside', 'small calls p99 alone', 'p99 beside', 'ratio', 'by round (median)', 'limit', 'result', 'beside requests'],
+    list.map((c) => [
+      c.scenario,
+      c.target,
+      c.beside,
+      `${ms(c.baselineP99)} ms`,
+      `${ms(c.p99)} ms`,
+      `${c.ratio.toFixed(2)}×`,
+      `${c.roundRatios.map((x) => x.toFixed(2)).join(' ')} (${ratio(c.medianRoundRatio)})`,
+      `${c.limit.toFixed(2)}×`,
+      c.pass ? 'met' : 'MISSED',
+      String(c.besideRequests),
+    ]),
+    3,
   );
+}
+
+/** CPU per request by process role, µs: where a target's CPU went (the workers' event loops apart from their threads). */
+export function roleTable(aggs: Aggregate[]): string {
+  const us = (x: number | undefined): string => (x === undefined || !Number.isFinite(x) ? '–' : int(x));
+  const rows = aggs
+    .filter((a) => a.kind === 'tollgate' && a.cpuMsPerK !== null)
+    .map((a) => {
+      const r = a.cpuMsPerKByRole;
+      const threads = r.worker === undefined || r['worker-loop'] === undefined ? undefined : r.worker - r['worker-loop'];
+      return [a.scenario, a.target, us(a.cpuMsPerK ?? undefined), us(r.primary), us(r.db), us(r.worker), us(r['worker-loop']), us(threads)];
+    });
+  return table(['scenario', 'target', 'all', 'primary', 'db', 'workers', 'of which event loops', 'of which other threads (pool, libuv)'], rows);
 }
 
 export function skippedText(skipped: readonly SkippedScenario[]): string {
@@ -104,4 +134,21 @@ export function sweepTable(cells: SweepCell[], settings: SweepSetting[]): string
     }),
   ]);
   return table(['scenario', 'conns', ...settings.map((s) => `${s.label} req/s / p99 ms`)], rows);
+}
+
+/** Per cell and setting: CPU µs per call, all processes (primary / workers), and the cores busy. */
+export function sweepCpuTable(cells: SweepCell[], settings: SweepSetting[]): string {
+  const us = (x: number | undefined): string => (x === undefined || !Number.isFinite(x) ? '–' : Math.round(x).toString());
+  const rows = cells.map((c) => [
+    c.scenario,
+    String(c.concurrency),
+    ...settings.map((s) => {
+      const a = c.results[s.label];
+      if (a === undefined || a.cpuMsPerK === null) return '–';
+      const r = a.cpuMsPerKByRole;
+      const parts = r.primary === undefined ? '' : ` (p ${us(r.primary)} w ${us(r.worker)})`;
+      return `${us(a.cpuMsPerK)}${parts} ${a.targetCores?.toFixed(1) ?? '–'}c`;
+    }),
+  ]);
+  return table(['scenario', 'conns', ...settings.map((s) => `${s.label} µs/call (p, w) cores`)], rows);
 }

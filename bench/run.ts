@@ -17,8 +17,9 @@ import { runMicro } from './micro.js';
 import { installCleanup, interrupted, pinningAvailable, pinSelf, stopAll } from './procs.js';
 import { runProfile } from './profile.js';
 import { buildMeta, type Report, writeReports } from './report-files.js';
-import { checksTable, mixedTable, ratioTable, skippedText, streamTable, unaryTable } from './report-text.js';
-import { aggregate, checks, mixedChecks } from './results.js';
+import { goals } from './goals.js';
+import { goalsTable, mixedTable, ratioTable, roleTable, skippedText, streamTable, unaryTable } from './report-text.js';
+import { aggregate, mixedChecks } from './results.js';
 import { SKIPPED, scenarioById } from './scenarios.js';
 import { runSweep } from './sweep.js';
 import { directTarget, extraTarget, startBare, startSimulator, startTollgate, type Target, type TargetKind } from './targets.js';
@@ -45,7 +46,7 @@ async function main(): Promise<number> {
   const gwCpus = pin ? o.gatewayCpus : null;
   const loadCpus = pin ? o.loadCpus : null;
   const started = Date.now();
-  const report: Report = { meta: buildMeta(o, pin), targets: [], scenarios: [], skipped: [...SKIPPED], samples: [], aggregates: [], checks: [], mixed: [] };
+  const report: Report = { meta: buildMeta(o, pin), targets: [], scenarios: [], skipped: [...SKIPPED], samples: [], aggregates: [], goals: [], mixed: [] };
   log(`tollgate bench, ${o.mode} mode; load average ${loadavg().map((x) => x.toFixed(2)).join(' ')} on ${cpus().length} CPUs`);
   if (loadavg()[0]! > 0.5) log('note: the machine is busy (1-minute load > 0.5): numbers will be noisy; prefer a quiet machine for figures you publish');
 
@@ -58,6 +59,10 @@ async function main(): Promise<number> {
     if (o.builtins.has('tollgate') && o.mode !== 'sweep') {
       log(`starting Tollgate (WORKERS=${o.workers}, PISCINA_MAX_THREADS=${o.threads}, embedded store)…`);
       targets.push(await startTollgate({ name: 'tollgate', cpus: gwCpus, simUrl: sim.url, workers: o.workers, piscinaMaxThreads: o.threads }));
+    }
+    for (const v of o.mode === 'sweep' ? [] : o.variants) {
+      log(`starting Tollgate ${v.name} (${v.root ?? 'this build'}${Object.keys(v.env).length ? `, ${Object.entries(v.env).map(([k, x]) => `${k}=${x}`).join(' ')}` : ''})…`);
+      targets.push(await startTollgate({ name: v.name, cpus: gwCpus, simUrl: sim.url, workers: o.workers, piscinaMaxThreads: o.threads, root: v.root, env: v.env }));
     }
     if ((o.databaseUrl || o.redisUrl) && o.mode !== 'sweep') {
       log('starting Tollgate on the given DATABASE_URL / REDIS_URL…');
@@ -92,7 +97,8 @@ async function main(): Promise<number> {
   report.meta.seconds = Math.round((Date.now() - started) / 1000);
   const kinds = new Map<string, TargetKind>(targets.map((t) => [t.name, t.kind]));
   report.aggregates = aggregate(report.samples, kinds);
-  report.checks = checks(report.aggregates);
+  report.goals = goals(report.aggregates);
+  if (report.sweep?.goal) report.goals.push(report.sweep.goal);
   const besides = new Map(report.scenarios.flatMap((s) => (s.beside === undefined ? [] : [[s.id, { baseline: s.beside.baseline, what: s.beside.what }] as const])));
   report.mixed = mixedChecks(report.aggregates, report.samples, besides);
   printTables(report);
@@ -112,8 +118,9 @@ function printTables(report: Report): void {
     log(unaryTable(report.aggregates, scenarios));
     if (scenarios.some((s) => s.stream)) log(`\nStreams (ms; gap = time between SSE events as the client receives them)\n\n${streamTable(report.aggregates, scenarios)}`);
     log(`\nRatios\n\n${ratioTable(report.aggregates, scenarios)}`);
+    if (report.aggregates.some((a) => a.kind === 'tollgate')) log(`\nTollgate's CPU per request by process (µs)\n\n${roleTable(report.aggregates)}`);
   }
-  if (report.checks.length > 0) log(`\nTargets of issue 7\n\n${checksTable(report.checks)}`);
+  if (report.goals.length > 0) log(`\nTargets of issue 14 (score against limit; JSON: goals[].id)\n\n${goalsTable(report.goals)}`);
   if (report.mixed.length > 0) log(`\nSmall calls beside heavy work (issues 13 and 16: p99 within ${report.mixed[0]!.limit}× of the same calls alone)\n\n${mixedTable(report.mixed)}`);
   log(`\nNot measured\n${skippedText(report.skipped)}`);
   if (report.profile) log(`\n${report.profile.text}`);

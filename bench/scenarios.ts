@@ -12,6 +12,8 @@ export interface Scenario {
   concurrency: number;
   body: string;
   expectSuffix: string;
+  /** Open loop: requests per second on a fixed schedule (loadgen-job.ts `ratePerSec`); absent: closed loop. */
+  rate?: number;
   /** Only meaningful for a gateway (e.g. its tokenizer pool); not run against direct and bare. */
   gatewayOnly?: boolean;
   /** Part of --full only. */
@@ -109,19 +111,31 @@ function embeddingsBody(): string {
 
 const SMALL_UNARY = chat('Say hello in sixteen words. [sim:words=16]');
 
+/** The small calls of the mixed scenarios: paced, far below what one core serves, so queueing behind each other is not what they measure. */
+const SMALL_RATE = 400;
+
+const COUNT_TOKENS_1MB: Beside = { what: 'count_tokens 1 MB', path: '/v1/messages/count_tokens', body: countTokensBody(1_000_000), concurrency: 2, expectSuffix: '}', baseline: 'small-paced' };
+const EMBEDDINGS_FLOATS: Beside = { what: 'embeddings 128 × 3072 floats', path: '/v1/embeddings', body: embeddingsBody(), concurrency: 2, expectSuffix: '}', baseline: 'small-paced' };
+
 /**
- * Heavy work beside small chat calls (issues 13 and 16): the small calls'
- * p99 should stay within 20% of the same calls alone (`unary-8conn`, in the
+ * Heavy work beside small chat calls (issues 13 and 16): the small calls go
+ * out at a fixed rate (open loop, timed from when each was due) while a
+ * second load generator keeps the heavy work going for the whole job; their
+ * p99 should stay within 20% of the same calls alone (`small-paced`, in the
  * same run) — the CPU-heavy part runs in the worker-thread pool, not on the
- * event loop that serves them.
+ * event loop that serves them. `count-tokens` and `embeddings` alone give the
+ * CPU per heavy request, the event loop's part apart (compare `tollgate` with
+ * `tollgate-inline`: the pool on and off for embeddings replies).
+ * `npm run bench -- --mixed` runs these.
  */
 export const MIXED_SCENARIOS: readonly Scenario[] = [
   {
-    id: 'unary-8conn',
-    title: 'unary chat, small body, 8 connections (the baseline of the mixed scenarios)',
+    id: 'small-paced',
+    title: `unary chat, small body, ${SMALL_RATE} calls/s on 8 connections (the baseline of the mixed scenarios)`,
     stream: false,
     keepAlive: true,
     concurrency: 8,
+    rate: SMALL_RATE,
     body: SMALL_UNARY,
     expectSuffix: '}',
     gatewayOnly: true,
@@ -130,29 +144,57 @@ export const MIXED_SCENARIOS: readonly Scenario[] = [
   },
   {
     id: 'beside-count-tokens',
-    title: 'unary chat, 8 connections, beside 2 connections of count_tokens on a 1 MB conversation',
+    title: `unary chat, ${SMALL_RATE} calls/s, beside 2 connections of count_tokens on a 1 MB conversation`,
     stream: false,
     keepAlive: true,
     concurrency: 8,
+    rate: SMALL_RATE,
     body: SMALL_UNARY,
     expectSuffix: '}',
     gatewayOnly: true,
     fullOnly: true,
-    beside: { what: 'count_tokens 1 MB', path: '/v1/messages/count_tokens', body: countTokensBody(1_000_000), concurrency: 2, expectSuffix: '}', baseline: 'unary-8conn' },
+    beside: COUNT_TOKENS_1MB,
     note: 'count_tokens parses and counts a 1 MB body in the pool; the small calls should not wait for it.',
   },
   {
     id: 'beside-embeddings',
-    title: 'unary chat, 8 connections, beside 2 connections of embeddings 128 × 3072 answered as floats',
+    title: `unary chat, ${SMALL_RATE} calls/s, beside 2 connections of embeddings 128 × 3072 answered as floats`,
     stream: false,
     keepAlive: true,
     concurrency: 8,
+    rate: SMALL_RATE,
     body: SMALL_UNARY,
     expectSuffix: '}',
     gatewayOnly: true,
     fullOnly: true,
-    beside: { what: 'embeddings 128 × 3072 floats', path: '/v1/embeddings', body: embeddingsBody(), concurrency: 2, expectSuffix: '}', baseline: 'unary-8conn' },
+    beside: EMBEDDINGS_FLOATS,
     note: 'The supplier answers 8.4 MB of JSON floats; Tollgate decodes and encodes them as float32 base64 in its pool.',
+  },
+  {
+    id: 'count-tokens',
+    title: 'count_tokens of a 1 MB conversation, 2 connections, alone',
+    path: COUNT_TOKENS_1MB.path,
+    stream: false,
+    keepAlive: true,
+    concurrency: 2,
+    body: COUNT_TOKENS_1MB.body,
+    expectSuffix: '}',
+    gatewayOnly: true,
+    fullOnly: true,
+    note: 'CPU per 1 MB count_tokens request, and how much of it the event loop pays (the body read and the hop) against the pool thread (parse, count).',
+  },
+  {
+    id: 'embeddings',
+    title: 'embeddings 128 × 3072 answered as floats, 2 connections, alone',
+    path: EMBEDDINGS_FLOATS.path,
+    stream: false,
+    keepAlive: true,
+    concurrency: 2,
+    body: EMBEDDINGS_FLOATS.body,
+    expectSuffix: '}',
+    gatewayOnly: true,
+    fullOnly: true,
+    note: 'CPU per embeddings request: with the pool (tollgate) and on the event loop (tollgate-inline).',
   },
 ];
 

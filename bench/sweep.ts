@@ -5,7 +5,8 @@
 import type { Options } from './cli.js';
 import { assertClean, jobFor, progress } from './jobs.js';
 import { measure, type MeasureContext, type Sample } from './measure.js';
-import { sweepTable } from './report-text.js';
+import { workerScalingGoal, type Goal } from './goals.js';
+import { sweepCpuTable, sweepTable } from './report-text.js';
 import { aggregate, type Aggregate } from './results.js';
 import { scenarioById } from './scenarios.js';
 import { chooseBest, sweepCells, sweepLabel, type SweepCell, type SweepSetting, type SweepVerdict } from './sweep-model.js';
@@ -22,6 +23,8 @@ export interface SweepResult {
   /** Largest process per role over the sweep, by setting label (bytes). */
   peakRss: Record<string, Record<string, number>>;
   table: string;
+  /** Issue 14: a worker's CPU per call does not grow with WORKERS (null when the sweep had one WORKERS value). */
+  goal: Goal | null;
 }
 
 export async function runSweep(ctx: MeasureContext, o: Options, simUrl: string, bare: Target, gwCpus: string | null, log: (s: string) => void): Promise<SweepResult> {
@@ -79,6 +82,9 @@ export async function runSweep(ctx: MeasureContext, o: Options, simUrl: string, 
     cells,
     verdict,
     peakRss,
-    table: `Sweep (req/s / p99 ms per cell; "bare" is the floor, not a setting)\n\n${sweepTable(cells, shown)}`,
+    table:
+      `Sweep (req/s / p99 ms per cell; "bare" is the floor, not a setting)\n\n${sweepTable(cells, shown)}\n\n` +
+      `CPU per call (µs: all processes = primary + workers + db; cores = CPU over wall time)\n\n${sweepCpuTable(cells, shown)}`,
+    goal: workerScalingGoal(aggregates, settings, o.sweep.scenarios.includes('unary') ? `unary@${Math.max(...o.sweep.connections)}` : `${o.sweep.scenarios[0]}@${Math.max(...o.sweep.connections)}`),
   };
 }

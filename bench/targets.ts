@@ -36,7 +36,7 @@ export interface Target {
 const dist = (file: string): string => join(packageRoot, 'dist', file);
 
 export async function startSimulator(cpus: string | null): Promise<{ url: string; proc: Spawned }> {
-  const proc = new Spawned('simulator', [dist('src/suppliers/simulator/main.js'), '--port', '0', '--instances', 'alpha,beta,gamma'], { cpus });
+  const proc = new Spawned('simulator', [dist('src/simulator/main.js'), '--port', '0', '--instances', 'alpha,beta,gamma'], { cpus });
   const line = await proc.waitForLine((l) => typeof l.simulator === 'string', 30_000);
   return { url: line.simulator as string, proc };
 }
@@ -79,6 +79,10 @@ export interface TollgateOptions {
   redisUrl?: string;
   /** Node flags for the primary; cluster.fork passes them on to the workers (e.g. --cpu-prof, which NODE_OPTIONS refuses). */
   nodeArgs?: string[];
+  /** Another build's checkout (its dist/ built): before/after in one run. Default: this one. */
+  root?: string;
+  /** More environment for the gateway (settings, bench switches such as TOLLGATE_BENCH_EMBEDDINGS_INLINE). */
+  env?: Record<string, string>;
 }
 
 export async function startTollgate(o: TollgateOptions): Promise<Target> {
@@ -103,7 +107,9 @@ export async function startTollgate(o: TollgateOptions): Promise<Target> {
   delete env.TOLLGATE_CONFIG;
   if (o.databaseUrl) env.DATABASE_URL = o.databaseUrl;
   if (o.redisUrl) env.REDIS_URL = o.redisUrl;
-  const proc = new Spawned(o.name, [...(o.nodeArgs ?? []), dist('src/main.js')], { cpus: o.cpus, env });
+  Object.assign(env, o.env);
+  const main = o.root === undefined ? dist('src/main.js') : join(o.root, 'dist/src/main.js');
+  const proc = new Spawned(o.name, [...(o.nodeArgs ?? []), main], { cpus: o.cpus, env });
   // However the run ends (stopAll, Ctrl-C, a failed start), the data directory goes with the process.
   const removeData = (): void => rmSync(dataDir, { recursive: true, force: true });
   void proc.exited.then(removeData);
@@ -124,6 +130,8 @@ export async function startTollgate(o: TollgateOptions): Promise<Target> {
         piscina_max_threads: o.piscinaMaxThreads,
         store: o.databaseUrl ? 'postgres' : 'embedded PostgreSQL',
         ledger: o.redisUrl ? 'redis' : 'primary',
+        ...(o.root === undefined ? {} : { build: o.root }),
+        ...o.env,
       },
       stop: () => proc.stop(),
     };

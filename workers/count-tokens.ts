@@ -5,6 +5,7 @@
 // tiktoken is imported on first use, so a thread that only prepares bodies
 // never loads the tokenizer.
 import type { Tiktoken } from 'tiktoken';
+import './thread-priority.js';
 
 let encoder: Tiktoken | null = null;
 

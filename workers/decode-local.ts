@@ -6,10 +6,12 @@
 import { GatewayError } from '../src/errors/gateway-error.js';
 import { nestingFault } from '../src/server/json-depth.js';
 import type { DecodeResult } from '../src/surfaces/local-operation.js';
-import { LOCAL_OPERATIONS } from '../src/surfaces/preparers.js';
+import { localOperationNamed } from '../src/surfaces/index.js';
 import countTokens from './count-tokens.js';
+import './thread-priority.js';
 
 export interface DecodeTask {
+  /** The operation's registry name (src/surfaces/index.ts). */
   operation: string;
   body: Uint8Array;
   /** http.max_json_depth: a deeper body is refused before it is parsed (parse recurses). */
@@ -19,7 +21,7 @@ export interface DecodeTask {
 const decoder = new TextDecoder();
 
 export default async function decodeLocal(task: DecodeTask): Promise<DecodeResult<unknown>> {
-  const op = LOCAL_OPERATIONS[task.operation]!;
+  const op = localOperationNamed(task.operation);
   const fault = nestingFault(task.body, task.maxDepth);
   if (fault !== null) return { ok: false, code: 'nesting_too_deep', param: fault === '' ? null : fault };
   let parsed: unknown;

@@ -6,12 +6,13 @@
 // hence pools.offload_body_bytes = 16384.
 import { GatewayError } from '../src/errors/gateway-error.js';
 import { nestingFault } from '../src/server/json-depth.js';
-import type { ProtocolCode } from '../src/catalog/types.js';
-import { PREPARERS } from '../src/surfaces/preparers.js';
+import { modelCallNamed } from '../src/surfaces/index.js';
 import type { PrepareResult } from '../src/surfaces/surface.js';
+import './thread-priority.js';
 
 export interface PrepareTask {
-  protocol: ProtocolCode;
+  /** The surface's registry name (src/surfaces/index.ts). */
+  surface: string;
   body: Uint8Array;
   /** http.max_json_depth: a deeper body is refused before it is parsed (parse and stringify recurse). */
   maxDepth: number;
@@ -29,7 +30,7 @@ export default function prepareRequest(task: PrepareTask): PrepareResult {
     return { ok: false, code: 'invalid_json', param: null };
   }
   try {
-    return { ok: true, prepared: PREPARERS[task.protocol]!(parsed, task.body.byteLength) };
+    return { ok: true, prepared: modelCallNamed(task.surface).prepare(parsed, task.body.byteLength) };
   } catch (err) {
     if (err instanceof GatewayError && err.code === 'invalid_request') return { ok: false, code: 'invalid_request', param: err.param };
     throw err;

@@ -2,19 +2,19 @@
 // main thread's time per reply, inline (JSON.parse + decode + render, as
 // pipeline/answer-unary.ts does below the threshold) against a pool hop
 // (clone the text to a thread, await the decoded data, render), for supplier
-// replies of float arrays and of base64 of growing size. Main-thread time
-// through the pool is read from event-loop utilization, which counts only
-// this thread. The result sets EMBEDDINGS_REPLY_POOL_BYTES
-// (src/surfaces/embeddings/codec.ts).
+// replies of float arrays and of base64 of growing size (reply-hop.ts).
+// The result sets REPLY_POOL_BYTES (src/surfaces/reply-pool.ts).
 // Run: npm run build && node dist/bench/micro/embeddings-reply.js
-import { performance } from 'node:perf_hooks';
-import type { Metered } from '../../src/billing/types.js';
 import { OffloadPool } from '../../src/offload/pool.js';
-import { embeddingsCodec } from '../../src/surfaces/embeddings/codec.js';
-import { vectorOf } from '../../src/suppliers/simulator/embeddings.js';
+import { vectorOf } from '../../src/simulator/embeddings.js';
+import { inlineMicros, pooledMicros, type ReplyCase } from './reply-hop.js';
 
-const call = { requestId: 'req_bench', model: 'embed', created: 0, orgId: 'org' };
-const settled: Metered = { inputTokens: 100, cachedInputTokens: 0, outputTokens: 0, imageUnits: 0, source: 'supplier' };
+const embeddings: ReplyCase = {
+  surface: 'embeddings',
+  call: { requestId: 'req_bench', model: 'embed', created: 0, orgId: 'org' },
+  meta: {},
+  settled: { inputTokens: 100, cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens: 0, imageUnits: 0, source: 'supplier' },
+};
 
 /** A supplier reply of `count` vectors of `dims`, as float arrays or base64 (as the simulator writes them). */
 function reply(count: number, dims: number, floats: boolean): string {
@@ -25,45 +25,18 @@ function reply(count: number, dims: number, floats: boolean): string {
   return JSON.stringify({ object: 'list', data, model: 'embed-1', usage: { prompt_tokens: 100, total_tokens: 100 } });
 }
 
-/** Process CPU (every thread: the pool's too) per reply, µs. */
-function cpuMicros(since: NodeJS.CpuUsage, n: number): number {
-  const u = process.cpuUsage(since);
-  return (u.user + u.system) / n;
-}
-
-function inlineMicros(text: string, n: number): number {
-  const start = performance.now();
-  for (let i = 0; i < n; i++) embeddingsCodec.unary(JSON.parse(text), call).render(settled);
-  return ((performance.now() - start) * 1000) / n;
-}
-
-async function pooledMicros(pool: OffloadPool, text: string, n: number, inFlight: number): Promise<[number, number]> {
-  const elu0 = performance.eventLoopUtilization();
-  const cpu0 = process.cpuUsage();
-  let next = 0;
-  const lane = async () => {
-    while (next++ < n) {
-      const r = await pool.decodeReply('embeddings', Buffer.from(text));
-      if (!r.ok) throw new Error('decode failed');
-      embeddingsCodec.replyInPool!.result(r.decoded, call).render(settled);
-    }
-  };
-  await Promise.all(Array.from({ length: inFlight }, lane));
-  return [(performance.eventLoopUtilization(elu0).active * 1000) / n, cpuMicros(cpu0, n)];
-}
-
 const pool = new OffloadPool(1, 1, 64);
-await pooledMicros(pool, reply(1, 16, true), 200, 4); // start the thread
+await pooledMicros(pool, embeddings, reply(1, 16, true), 200, 4); // start the thread
 console.log('reply      | vectors × dims | reply bytes | inline µs (main thread) | pool µs (main thread) | pool µs (all threads) | pays?');
 const shapes: Array<[number, number]> = [[1, 256], [1, 1536], [2, 1536], [4, 1536], [8, 1536], [32, 1536], [128, 1536], [128, 3072]];
 for (const floats of [true, false]) {
   for (const [count, dims] of shapes) {
     const text = reply(count, dims, floats);
     const n = Math.max(10, Math.min(2000, Math.round(2e8 / text.length / 20)));
-    inlineMicros(text, Math.max(5, n >> 3));
-    const inline = inlineMicros(text, n);
-    await pooledMicros(pool, text, Math.max(5, n >> 3), 4);
-    const [pooled, pooledAll] = await pooledMicros(pool, text, n, 4);
+    inlineMicros(embeddings, text, Math.max(5, n >> 3));
+    const inline = inlineMicros(embeddings, text, n);
+    await pooledMicros(pool, embeddings, text, Math.max(5, n >> 3), 4);
+    const [pooled, pooledAll] = await pooledMicros(pool, embeddings, text, n, 4);
     console.log(
       `${(floats ? 'floats' : 'base64').padEnd(10)} | ${`${count} × ${dims}`.padStart(14)} | ${String(text.length).padStart(11)} | ${inline.toFixed(1).padStart(23)} | ${pooled.toFixed(1).padStart(21)} | ${pooledAll.toFixed(1).padStart(21)} | ${pooled < inline ? 'yes' : 'no'}`,
     );

@@ -9,7 +9,7 @@ import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Entry } from '../../src/ledger/actor.js';
-import { createOrganization } from '../../src/ledger/accounts.js';
+import { createOrganization } from '../../src/organizations/store.js';
 import type { UsageRow } from '../../src/ledger/protocol.js';
 import { PgLedgerStore } from '../../src/ledger/store.js';
 import { openEmbeddedStore } from '../../src/store/embedded.js';

@@ -1,13 +1,11 @@
 // The auth module as a worker starts it: the live-key index and its sync, the
-// authenticator the pipeline calls, and GET /v1/key.
+// authenticator the pipeline calls (GET /v1/key is a surface: surfaces/key/route.ts).
 import type { ChangeBus } from '../bus/bus.js';
 import type { Logger } from '../log/logger.js';
 import type { Metrics } from '../metrics/registry.js';
-import type { Route } from '../server/context.js';
 import type { Pool } from '../store/pool.js';
 import { KeyAuthenticator } from './authenticator.js';
 import { LiveKeyIndex } from './key-index.js';
-import { keyRoute } from './key-route.js';
 import { KeySync } from './key-sync.js';
 
 export { KeyAuthenticator } from './authenticator.js';
@@ -22,7 +20,6 @@ export interface AuthDeps {
 
 export interface AuthModule {
   authenticator: KeyAuthenticator;
-  routes: Route[];
   /** Applies the change log now; resolves when this worker's index is current. */
   catchUp(): Promise<void>;
   stop(): void;
@@ -35,5 +32,5 @@ export async function startAuth(deps: AuthDeps): Promise<AuthModule> {
   await sync.start();
   // The payload (a key id) is not needed: the change log says what changed.
   deps.bus.subscribe('keys', () => void sync.pollNow());
-  return { authenticator, routes: [keyRoute(authenticator)], catchUp: () => sync.catchUp(), stop: () => sync.stop() };
+  return { authenticator, catchUp: () => sync.catchUp(), stop: () => sync.stop() };
 }

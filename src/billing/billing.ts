@@ -7,7 +7,7 @@ import { GatewayError } from '../errors/gateway-error.js';
 import type { LedgerClient, ReserveReply, UsageRow } from '../ledger/protocol.js';
 import type { Logger } from '../log/logger.js';
 import type { Metrics } from '../metrics/registry.js';
-import { formatMoney } from './money.js';
+import { formatMoney } from '../money/money.js';
 import { boundCost, settlementCharge, type Charge } from './pricing.js';
 import type { Billing, Bound, Hold, Metered, Outcome, Surface, TighterBound, Timings } from './types.js';
 
@@ -63,7 +63,7 @@ export class LedgerBilling implements Billing {
   }
 
   async reserve(requestId: string, key: ApiKey, model: CatalogModel, surface: Surface, bound: Bound, tighter: TighterBound | null = null): Promise<Hold> {
-    const amount = boundCost(model.price, bound, surface);
+    const amount = boundCost(model.price, bound);
     let reply = await this.ask(requestId, key, amount);
     let reserved = bound;
     let held = amount;
@@ -72,7 +72,7 @@ export class LedgerBilling implements Billing {
       // The cheap estimate did not fit: count the text (worker pool) and try the tight one, only if it can fit.
       this.metrics?.count('billing_input_counted');
       const tight = await tighter().catch(() => null); // no count: the first refusal stands
-      const tightAmount = tight === null ? amount : boundCost(model.price, tight, surface);
+      const tightAmount = tight === null ? amount : boundCost(model.price, tight);
       if (tight !== null && tightAmount < amount) {
         if (tightAmount <= reply.available) {
           reply = await this.ask(requestId, key, tightAmount);
@@ -138,8 +138,8 @@ export class LedgerBilling implements Billing {
     this.lastProgress.set(hold, now);
     try {
       const bytes = Buffer.byteLength(produced.producedText(), 'utf8');
-      const metered: Metered = { inputTokens: hold.bound.inputTokens, cachedInputTokens: 0, outputTokens: Math.min(bytes, hold.bound.outputTokens), imageUnits: hold.bound.imageUnits, source: 'estimate' };
-      const charge = settlementCharge(hold.price, metered, hold.surface, hold.reserved);
+      const metered: Metered = { inputTokens: hold.bound.inputTokens, cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens: Math.min(bytes, hold.bound.outputTokens), imageUnits: hold.bound.imageUnits, source: 'estimate' };
+      const charge = settlementCharge(hold.price, metered, hold.reserved);
       if (!Number.isSafeInteger(charge.charged)) return;
       charge.charged = Math.min(charge.charged, hold.reserved);
       charge.overdraft = 0;
@@ -152,7 +152,7 @@ export class LedgerBilling implements Billing {
 
   async settle(hold: Hold, metered: Metered | null, outcome: Outcome, timings: Timings, supplier: string | null): Promise<void> {
     try {
-      const charge = settlementCharge(hold.price, metered, hold.surface, hold.reserved);
+      const charge = settlementCharge(hold.price, metered, hold.reserved);
       // The local count failed: charged on the upper estimate (docs/billing.md, "When nothing counts").
       if (metered?.source === 'estimate') this.metrics?.count('billing_count_failed');
       if (!Number.isSafeInteger(charge.charged)) {

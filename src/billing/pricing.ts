@@ -3,7 +3,7 @@
 // up to a whole micro once per call, so a customer is never charged a
 // fraction more than one micro above the exact price.
 import type { Price } from '../catalog/types.js';
-import type { Bound, Metered, Surface } from './types.js';
+import type { Bound, Metered } from './types.js';
 
 const PER_MTOK = 1_000_000;
 /**
@@ -30,10 +30,14 @@ export function tokensCost(t1: number, p1: number, t2: number, p2: number, t3: n
 }
 
 /**
- * What the pricing counts (and the usage row records). inputTokens includes
- * the cached ones, as chat and responses count them; cachedInputTokens is the
- * part of it billed at the cached price. Embeddings bill input only (spec,
- * "What the service does" 4).
+ * What the pricing counts (and the usage row records), for every surface
+ * alike: each surface's meter decides what its calls consumed, never this
+ * module. inputTokens includes the cached ones and the cache writes, as chat
+ * and responses count them; cachedInputTokens is the part billed at the
+ * cached price. Cache writes (Metered.cacheWriteTokens) stay in the uncached
+ * part, billed at the input price: the catalog has no cache-write price, and
+ * a write is never cheaper than an uncached read. The usage row has no
+ * cache-write column, so they are not recorded apart.
  */
 export interface Counts {
   inputTokens: number;
@@ -42,12 +46,10 @@ export interface Counts {
   imageUnits: number;
 }
 
-function surfaceCounts(surface: Surface, input: number, cached: number, output: number, images: number): Counts {
+/** Every count whole and bounded; the cached part held within the input (a supplier claiming more cached than input is held to its input count). */
+function countsOf(input: number, cached: number, output: number, images: number): Counts {
   const inputTokens = count(input);
-  // Cached input is part of the input: a supplier claiming more cached than input is held to its input count.
-  const cachedInputTokens = Math.min(count(cached), inputTokens);
-  if (surface === 'embeddings') return { inputTokens, cachedInputTokens, outputTokens: 0, imageUnits: 0 };
-  return { inputTokens, cachedInputTokens, outputTokens: count(output), imageUnits: count(images) };
+  return { inputTokens, cachedInputTokens: Math.min(count(cached), inputTokens), outputTokens: count(output), imageUnits: count(images) };
 }
 
 /**
@@ -61,6 +63,7 @@ function exactMicros(micros: number): number {
   return micros;
 }
 
+/** The one formula: uncached input (cache writes included) + cached input + output, per million tokens, + image units. */
 export function costOf(price: Price, c: Counts): number {
   const uncached = Math.max(0, c.inputTokens - c.cachedInputTokens);
   return exactMicros(
@@ -81,11 +84,11 @@ function boundCount(n: number, what: string): number {
  * never dearer than uncached. Callers bound the counts first (billing/bound.ts
  * refuses a request whose bound exceeds MAX_COUNTED, by name).
  */
-export function boundCost(price: Price, bound: Bound, surface: Surface): number {
+export function boundCost(price: Price, bound: Bound): number {
   const input = boundCount(bound.inputTokens, 'input');
   const output = boundCount(bound.outputTokens, 'output');
   const images = boundCount(bound.imageUnits, 'image units');
-  return costOf(price, surfaceCounts(surface, input, 0, output, images));
+  return costOf(price, { inputTokens: input, cachedInputTokens: 0, outputTokens: output, imageUnits: images });
 }
 
 export interface Charge {
@@ -99,9 +102,9 @@ export interface Charge {
 }
 
 /** The settlement of a call: null metered (nothing consumed) charges nothing. */
-export function settlementCharge(price: Price, metered: Metered | null, surface: Surface, reserved: number): Charge {
-  if (metered === null) return { counts: { inputTokens: 0, cachedInputTokens: 0, outputTokens: 0, imageUnits: 0 }, cost: 0, charged: 0, overdraft: 0 };
-  const counts = surfaceCounts(surface, metered.inputTokens, metered.cachedInputTokens, metered.outputTokens, metered.imageUnits);
+export function settlementCharge(price: Price, metered: Metered | null, reserved: number): Charge {
+  if (metered === null) return { counts: countsOf(0, 0, 0, 0), cost: 0, charged: 0, overdraft: 0 };
+  const counts = countsOf(metered.inputTokens, metered.cachedInputTokens, metered.outputTokens, metered.imageUnits);
   const cost = costOf(price, counts);
   return { counts, cost, charged: cost, overdraft: Math.max(0, cost - reserved) };
 }

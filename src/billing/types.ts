@@ -52,6 +52,12 @@ export interface Metered {
   inputTokens: number;
   /** The part of inputTokens served from the supplier's cache: billed at the cached-input price instead of the input price. */
   cachedInputTokens: number;
+  /**
+   * The part of inputTokens written to the supplier's cache (messages'
+   * cache_creation_input_tokens; 0 elsewhere). The catalog has no cache-write
+   * price: billed as uncached input (docs/billing.md, pricing.ts).
+   */
+  cacheWriteTokens: number;
   outputTokens: number;
   imageUnits: number;
   source: 'supplier' | 'local' | 'estimate';

@@ -3,7 +3,7 @@
 // revision. Protocol and modality support is the exact intersection of the
 // model's declared enabled capabilities and its routable supplier routes.
 import { createHash } from 'node:crypto';
-import { formatMoney } from '../billing/money.js';
+import { formatMoney } from '../money/money.js';
 import { wireSpeaks } from '../suppliers/wire.js';
 import type { Capability, CatalogModel, ModalityCode, Price, ProtocolCode, Route, Supplier, Vendor } from './types.js';
 

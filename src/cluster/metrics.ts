@@ -3,7 +3,7 @@
 import type { LedgerHost } from '../ledger/index.js';
 import type { Metrics, MetricsSnapshot } from '../metrics/registry.js';
 import { mergeSnapshots, renderPrometheus } from '../metrics/registry.js';
-import type { PrimaryChannel, WorkerChannel } from './ipc.js';
+import type { PrimaryChannel, WorkerChannel } from '../ipc/channel.js';
 
 export function serveMetricsFromPrimary(channel: PrimaryChannel, own: Metrics): void {
   channel.on('metrics:collect', async () => {

@@ -16,8 +16,8 @@ import { assertNativeUws } from '../server/uws.js';
 import { openEmbeddedStore, type EmbeddedStore } from '../store/embedded.js';
 import { migrate } from '../store/migrate.js';
 import { createPool } from '../store/pool.js';
-import { startSimulator, type Simulator } from '../suppliers/simulator/index.js';
-import { PrimaryChannel } from './ipc.js';
+import { startSimulator, type Simulator } from '../simulator/index.js';
+import { PrimaryChannel } from '../ipc/channel.js';
 import { serveMetricsFromPrimary, watchLedger } from './metrics.js';
 
 /** How long the start waits for the ledger host: past a lease (2 s) and a lease round, for a dead instance's entry to go. */

@@ -18,22 +18,13 @@ import { opsRoutes } from '../server/ops-routes.js';
 import { assertNativeUws } from '../server/uws.js';
 import { createPool } from '../store/pool.js';
 import type { PipelineDeps } from '../pipeline/deps.js';
-import { localRoute } from '../pipeline/local.js';
 import { KeySlots } from '../pipeline/key-slots.js';
-import { modelRoute } from '../pipeline/run.js';
+import { surfaceRoutes } from '../pipeline/routes.js';
 import { SupplierDispatcher } from '../suppliers/dispatch.js';
-import { chatCodec } from '../surfaces/chat/codec.js';
-import { messagesCodec } from '../surfaces/messages/codec.js';
-import { responsesCodec } from '../surfaces/responses/codec.js';
 import { ResponseOwnership } from '../surfaces/responses/ownership.js';
-import { embeddingsCodec } from '../surfaces/embeddings/codec.js';
-import { imagesCodec } from '../surfaces/images/codec.js';
-import { unservedImageRoutes } from '../surfaces/images/unserved.js';
-import { countTokensOperation } from '../surfaces/count-tokens/operation.js';
-import { modelsRoute } from '../surfaces/models/route.js';
 import { OffloadPool } from '../offload/pool.js';
 import { webRoutes } from '../web/index.js';
-import { WorkerChannel } from './ipc.js';
+import { WorkerChannel } from '../ipc/channel.js';
 import { workerMetrics } from './metrics.js';
 
 export async function runWorker(config: Config): Promise<void> {
@@ -52,7 +43,7 @@ export async function runWorker(config: Config): Promise<void> {
   await catalog.start();
   bus.subscribe('catalog', () => void catalog.refreshNow());
 
-  // Keys: the in-memory live-key index, kept in sync by the bus and the change log; GET /v1/key.
+  // Keys: the in-memory live-key index, kept in sync by the bus and the change log.
   const auth = await startAuth({ pool, bus, metrics, logger });
   channel.on('keys:catch-up', () => auth.catchUp());
   // Every worker of this instance, through the primary (see primary.ts); this worker alone if the primary cannot answer.
@@ -62,7 +53,7 @@ export async function runWorker(config: Config): Promise<void> {
   const ledger = connectLedger(config, channel);
   const billing = createBilling({ ledger, logger, metrics });
 
-  // Model calls: one generic pipeline over every surface codec.
+  // Model calls: one generic pipeline over every surface of the registry (surfaces/index.ts).
   const sc = config.suppliers;
   const suppliers = new SupplierDispatcher(
     {
@@ -79,9 +70,17 @@ export async function runWorker(config: Config): Promise<void> {
     logger,
     metrics,
   );
-  const offload = new OffloadPool(config.pools.piscina_min_threads, config.pools.piscina_max_threads, config.http.max_json_depth, (err) =>
-    logger.error({ err: (err as Error)?.message }, 'worker thread failed outside a task'),
+  const offload = new OffloadPool(
+    config.pools.piscina_min_threads,
+    config.pools.piscina_max_threads,
+    config.http.max_json_depth,
+    (err) => logger.error({ err: (err as Error)?.message }, 'worker thread failed outside a task'),
+    config.pools.piscina_nice,
   );
+  // Responses: which organization owns each response id (previous_response_id), cached per worker, written in batches.
+  const rc = config.responses;
+  const owners = new ResponseOwnership(pool, { maxEntries: rc.owner_cache_entries, maxAgeMs: rc.owner_cache_max_age_ms, flushMs: rc.owner_flush_ms }, logger);
+
   const pipeline: PipelineDeps = {
     authenticator: auth.authenticator,
     catalog,
@@ -93,24 +92,13 @@ export async function runWorker(config: Config): Promise<void> {
     maxJsonDepth: config.http.max_json_depth,
     keySlots: new KeySlots(config.billing.max_concurrent_per_key),
     logger,
+    services: { responseOwners: owners },
   };
-
-  // Responses: which organization owns each response id (previous_response_id), cached per worker, written in batches.
-  const rc = config.responses;
-  const owners = new ResponseOwnership(pool, { maxEntries: rc.owner_cache_entries, maxAgeMs: rc.owner_cache_max_age_ms, flushMs: rc.owner_flush_ms }, logger);
 
   const consoleAuth = { adminToken: config.admin_token, pool, maxJsonDepth: config.http.max_json_depth };
   const routes: Route[] = [
     ...opsRoutes({ ready: () => catalog.ready, metricsText: workerMetrics(channel, metrics) }),
-    modelsRoute(catalog),
-    modelRoute(chatCodec, pipeline),
-    modelRoute(messagesCodec, pipeline),
-    modelRoute(responsesCodec(owners), pipeline),
-    modelRoute(embeddingsCodec, pipeline),
-    modelRoute(imagesCodec, pipeline),
-    ...unservedImageRoutes(),
-    localRoute(countTokensOperation, pipeline),
-    ...auth.routes,
+    ...surfaceRoutes(pipeline, catalog, auth.authenticator),
     ...webRoutes(catalog),
     // The console API opens to the admin token (none configured: a bearer gets 404) and to signed-in sessions.
     ...keyConsoleRoutes({ pool, bus, auth: consoleAuth, catchUp: catchUpAllWorkers }),

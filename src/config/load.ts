@@ -26,6 +26,7 @@ export const ENV_SETTINGS: ReadonlyArray<readonly [string, string]> = [
   ['PG_POOL_MAX', 'pools.pg_max'],
   ['PISCINA_MIN_THREADS', 'pools.piscina_min_threads'],
   ['PISCINA_MAX_THREADS', 'pools.piscina_max_threads'],
+  ['PISCINA_NICE', 'pools.piscina_nice'],
   ['OFFLOAD_BODY_BYTES', 'pools.offload_body_bytes'],
   ['BILLING_FLUSH_MS', 'billing.flush_ms'],
   ['HOLD_LEASE_MS', 'billing.hold_lease_ms'],

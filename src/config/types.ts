@@ -10,7 +10,7 @@ export interface Config {
   log_level: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   data_dir: string;
   http: { max_body_bytes: number; max_json_depth: number; drain_timeout_ms: number; stalled_client_ms: number };
-  pools: { pg_max: number; piscina_min_threads: number; piscina_max_threads: number; offload_body_bytes: number };
+  pools: { pg_max: number; piscina_min_threads: number; piscina_max_threads: number; piscina_nice: number; offload_body_bytes: number };
   billing: {
     flush_ms: number;
     hold_lease_ms: number;

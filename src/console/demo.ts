@@ -5,9 +5,9 @@ import { randomUUID } from 'node:crypto';
 import { DEFAULT_BINDING } from '../auth/key-input.js';
 import { generateKey } from '../auth/key-format.js';
 import { insertKey } from '../auth/key-store.js';
-import { formatMoney, parseMoney } from '../billing/money.js';
+import { formatMoney, parseMoney } from '../money/money.js';
 import { inTransaction, type Pool } from '../store/pool.js';
-import { createOrganization } from '../ledger/accounts.js';
+import { createOrganization } from '../organizations/store.js';
 
 export const DEMO_ORGANIZATION_NAME = 'Demo organization';
 

@@ -4,18 +4,18 @@
 // what open reservations hold) and its usage (filters, paging, spend per
 // day). Money crosses as decimal strings; errors use the REST envelope.
 import { randomUUID } from 'node:crypto';
-import { parseCreditInput, parseQuotaInput } from '../billing/credit-input.js';
-import { formatMoney } from '../billing/money.js';
+import { formatMoney } from '../money/money.js';
 import { GatewayError } from '../errors/gateway-error.js';
-import { createOrganization, readOrganization, updateOrganization, type OrganizationRow, type UsageListRow } from '../ledger/accounts.js';
-import type { AccountView, LedgerClient } from '../ledger/protocol.js';
+import type { LedgerClient } from '../ledger/protocol.js';
+import { parseCreditInput, parseOrganizationEdit, parseOrganizationInput } from '../organizations/input.js';
+import { createOrganization, readOrganization, updateOrganization, type OrganizationRow } from '../organizations/store.js';
+import { organizationMoneyView } from '../organizations/view.js';
 import { isUuid } from '../store/uuid.js';
 import type { RequestContext, Route } from '../server/context.js';
 import type { Pool } from '../store/pool.js';
 import { consoleRouteKit, ownOrg, REPLAYED, type ConsoleAuth, type Principal } from './admin.js';
 import { decodeCursor, encodeCursor, isCursor, isDay, isDays, isLimit, isText, isUuidText, limitOf, readQuery } from './query.js';
-import { organizationsPage, usageDaily, usagePage, type UsageFilter } from './usage-store.js';
-import { parseOrganizationInput } from './org-store.js';
+import { organizationsPage, usageDaily, usagePage, type UsageFilter, type UsageListRow } from './usage-store.js';
 
 export interface OrgConsoleDeps {
   pool: Pool;
@@ -23,30 +23,6 @@ export interface OrgConsoleDeps {
   auth: ConsoleAuth;
 }
 const MAX_IDEMPOTENCY_KEY = 200;
-
-export function organizationMoneyView(row: OrganizationRow, a: AccountView): Record<string, unknown> {
-  return {
-    object: 'organization',
-    id: row.id,
-    name: row.name,
-    created_at: row.created_at.toISOString(),
-    balance: formatMoney(a.balance),
-    held: formatMoney(a.heldBalance),
-    available: formatMoney(a.balance - a.heldBalance),
-    package: formatMoney(a.package),
-    package_held: formatMoney(a.heldPackage),
-    package_available: formatMoney(a.packageExpired ? 0 : a.package - a.heldPackage),
-    package_expires_at: a.packageExpiresAt,
-    package_expired: a.packageExpired,
-    open_holds: a.openHolds,
-    quotas: {
-      per_second: a.quotaPerSecond,
-      per_minute: a.quotaPerMinute,
-      per_second_source: a.quotaPerSecondIsDefault ? 'default' : 'organization',
-      per_minute_source: a.quotaPerMinuteIsDefault ? 'default' : 'organization',
-    },
-  };
-}
 
 function usageView(r: UsageListRow): Record<string, unknown> {
   return {
@@ -118,7 +94,7 @@ export function orgConsoleRoutes(deps: OrgConsoleDeps): Route[] {
       answer(ctx, 200, await view(await organization(ctx, who)));
     }),
     route('patch', '/console/v1/organizations/:org_id', true, async (ctx, who) => {
-      const input = parseQuotaInput(ctx.body);
+      const input = parseOrganizationEdit(ctx.body);
       await organization(ctx, who);
       const row = await updateOrganization(deps.pool, ctx.params[0], input);
       if (row === null) throw new GatewayError('organization_not_found');
@@ -171,7 +147,9 @@ export function orgConsoleRoutes(deps: OrgConsoleDeps): Route[] {
       const row = await organization(ctx, who);
       await viaLedger(deps.ledger.sync());
       const days = await usageDaily(deps.pool, usageFilter(row.id, q), q.has('days') ? Number(q.get('days')) : 30);
-      answer(ctx, 200, { object: 'list', data: days.map((d) => ({ day: d.day, requests: d.requests, charged: formatMoney(d.chargedMicros) })) });
+      // The total is summed here in exact micros so that the front end never adds decimals as floats.
+      const total = days.reduce((sum, d) => sum + d.chargedMicros, 0n);
+      answer(ctx, 200, { object: 'list', total_charged: formatMoney(total), data: days.map((d) => ({ day: d.day, requests: d.requests, charged: formatMoney(d.chargedMicros) })) });
     }),
   ];
 }

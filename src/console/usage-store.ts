@@ -1,8 +1,30 @@
 // Usage rows and organization lists as the console pages them: newest first,
 // keyset-paged (a cursor is the last row's sort key, so a page never shifts
 // when new rows arrive), with the filters the usage screen offers.
-import type { UsageListRow } from '../ledger/accounts.js';
 import type { Pool } from '../store/pool.js';
+
+export interface UsageListRow {
+  request_id: string;
+  key_id: string;
+  model_id: string;
+  supplier: string | null;
+  surface: string;
+  funding: string;
+  input_tokens: number;
+  cached_input_tokens: number;
+  output_tokens: number;
+  image_units: number;
+  reserved_micros: number;
+  charged_micros: number;
+  /** The part of charged_micros above what was held (migration 005). */
+  overdraft_micros: number;
+  outcome: string;
+  metered_source: string | null;
+  hold_expired: boolean;
+  ttfb_ms: number | null;
+  total_ms: number;
+  finished_at: Date;
+}
 
 export interface UsageFilter {
   orgId: string;
@@ -28,7 +50,20 @@ function where(f: UsageFilter): { sql: string; values: unknown[] } {
   return { sql: parts.join(' AND '), values };
 }
 
-export async function usagePage(pool: Pool, f: UsageFilter, limit: number, after: { at: string; id: string } | null): Promise<{ rows: Array<UsageListRow & { cursor_at: string }>; hasMore: boolean; requests: number; chargedMicros: bigint }> {
+export interface UsagePage {
+  rows: Array<UsageListRow & { cursor_at: string }>;
+  hasMore: boolean;
+  requests: number;
+  /** Exact whatever the total (a sum over every row may pass 2^53). */
+  chargedMicros: bigint;
+}
+
+/** The newest `limit` usage rows of an organization, and its totals over all of them. */
+export function listUsage(pool: Pool, orgId: string, limit: number): Promise<UsagePage> {
+  return usagePage(pool, { orgId, keyId: null, model: null, day: null }, limit, null);
+}
+
+export async function usagePage(pool: Pool, f: UsageFilter, limit: number, after: { at: string; id: string } | null): Promise<UsagePage> {
   const w = where(f);
   const values = [...w.values];
   let cond = w.sql;

@@ -7,8 +7,8 @@
 // (pending), settle posts part of it and voids the rest, release voids it,
 // and a hold whose lease runs out is voided by the host.
 import type { Funding } from '../auth/types.js';
-import { MAX_MICROS } from '../billing/money.js';
-import { RequestQuota } from '../billing/quota.js';
+import { MAX_MICROS } from '../money/money.js';
+import { RequestQuota } from './quota.js';
 import type { AccountView, ReserveCommand, ReserveReply, UsageRow } from './protocol.js';
 
 export interface HoldRecord {

@@ -94,7 +94,7 @@ export type CreditReply =
   /** The key was used before: what that credit was, so the caller can tell a replay from a conflict. */
   | { ok: true; entryId: string; replayed: true; amount: number; target: Funding; account: AccountView }
   | { ok: false; code: 'unknown_organization' }
-  /** The credit would take the balance or package above MAX_MICROS (billing/money.ts): nothing was written. */
+  /** The credit would take the balance or package above MAX_MICROS (money/money.ts): nothing was written. */
   | { ok: false; code: 'money_limit' };
 
 /** An organization's money and quotas as its actor sees them right now. */

@@ -5,11 +5,11 @@
 // needs one. Each task file is loaded by a thread on its first task of that
 // kind, so preparing bodies never loads the tokenizer.
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { Piscina } from 'piscina';
-import type { ProtocolCode } from '../catalog/types.js';
 import { packageRoot } from '../config/paths.js';
 import type { DecodeResult } from '../surfaces/local-operation.js';
-import type { DecodeReplyResult, PrepareResult } from '../surfaces/surface.js';
+import type { DecodeReplyResult, PrepareResult, RequestFacts } from '../surfaces/surface.js';
 
 const COUNT_TOKENS = join(packageRoot, 'dist/workers/count-tokens.js');
 const PREPARE_REQUEST = join(packageRoot, 'dist/workers/prepare-request.js');
@@ -30,6 +30,13 @@ function movable(body: Buffer): Uint8Array {
   return new Uint8Array(own.buffer, 0, own.byteLength);
 }
 
+/**
+ * Bench only (`npm run bench -- --targets tollgate-inline`): supplier replies
+ * are decoded on the event loop instead of in a thread, by the same task
+ * function, so the bench can show what the pool costs and buys per request.
+ */
+const REPLIES_INLINE = process.env.TOLLGATE_BENCH_EMBEDDINGS_INLINE === '1';
+
 export class OffloadPool {
   private pool: Piscina | null = null;
 
@@ -40,16 +47,22 @@ export class OffloadPool {
     private readonly maxJsonDepth: number,
     /** A thread that fails outside a task (a task file that cannot load): without a listener piscina's 'error' would crash the HTTP worker. */
     private readonly onThreadError: (err: unknown) => void = () => {},
+    /** The threads' nice value (pools.piscina_nice): 0 = the event loop's priority; workers/thread-priority.ts applies it. */
+    private readonly nice = 0,
   ) {}
 
   private get threads(): Piscina {
-    this.pool ??= new Piscina({
-      filename: COUNT_TOKENS,
-      minThreads: this.minThreads,
-      maxThreads: this.maxThreads,
-      idleTimeout: 60_000,
-    });
-    this.pool.on('error', this.onThreadError);
+    if (this.pool === null) {
+      this.pool = new Piscina({
+        filename: COUNT_TOKENS,
+        minThreads: this.minThreads,
+        maxThreads: this.maxThreads,
+        idleTimeout: 60_000,
+        workerData: { nice: this.nice },
+      });
+      // Once, when the pool is made: on every access it added a listener per task (MaxListenersExceededWarning in bench/micro/image-reply.ts).
+      this.pool.on('error', this.onThreadError);
+    }
     return this.pool;
   }
 
@@ -62,11 +75,11 @@ export class OffloadPool {
    * Parses, validates and prepares a body in a thread. The bytes are moved,
    * not copied: `body` is unusable afterwards.
    */
-  prepare(protocol: ProtocolCode, body: Buffer): Promise<PrepareResult> {
+  prepare(surface: string, body: Buffer): Promise<PrepareResult> {
     // Only a buffer that owns its whole ArrayBuffer can be moved; a slice of a shared one is copied first.
     const bytes = movable(body);
     // transferList, not Piscina.move(): move() is only unwrapped when it is the whole task.
-    return this.threads.run({ protocol, body: bytes, maxDepth: this.maxJsonDepth }, { filename: PREPARE_REQUEST, transferList: [bytes.buffer as ArrayBuffer] }) as Promise<PrepareResult>;
+    return this.threads.run({ surface, body: bytes, maxDepth: this.maxJsonDepth }, { filename: PREPARE_REQUEST, transferList: [bytes.buffer as ArrayBuffer] }) as Promise<PrepareResult>;
   }
 
   /** Parses and decodes a local operation's body in a thread (count_tokens); the bytes are moved, as in prepare(). */
@@ -75,14 +88,21 @@ export class OffloadPool {
     return this.threads.run({ operation, body: bytes, maxDepth: this.maxJsonDepth }, { filename: DECODE_LOCAL, transferList: [bytes.buffer as ArrayBuffer] }) as Promise<DecodeResult<unknown>>;
   }
 
-  /** Parses and decodes a large supplier reply in a thread (surfaces with `replyInPool`: embeddings); the bytes are moved, as in prepare(). */
-  decodeReply(protocol: ProtocolCode, reply: Buffer): Promise<DecodeReplyResult> {
+  /** Parses and decodes a large supplier reply in a thread (surface.ts, replyPoolBytes); the bytes are moved, as in prepare(). */
+  decodeReply(surface: string, reply: Buffer, meta: RequestFacts): Promise<DecodeReplyResult> {
+    if (REPLIES_INLINE) return decodeReplyInline(surface, reply, meta);
     const bytes = movable(reply);
-    return this.threads.run({ protocol, body: bytes }, { filename: DECODE_REPLY, transferList: [bytes.buffer as ArrayBuffer] }) as Promise<DecodeReplyResult>;
+    return this.threads.run({ surface, body: bytes, meta }, { filename: DECODE_REPLY, transferList: [bytes.buffer as ArrayBuffer] }) as Promise<DecodeReplyResult>;
   }
 
   async close(): Promise<void> {
     if (this.pool !== null) await this.pool.destroy();
     this.pool = null;
   }
+}
+
+/** The pool's reply task run on the calling thread (REPLIES_INLINE); loaded on first use, by path, as the pool loads it. */
+async function decodeReplyInline(surface: string, reply: Buffer, meta: RequestFacts): Promise<DecodeReplyResult> {
+  const task = (await import(pathToFileURL(DECODE_REPLY).href)) as { default: (t: { surface: string; body: Uint8Array; meta: RequestFacts }) => DecodeReplyResult };
+  return task.default({ surface, body: reply, meta });
 }

@@ -25,7 +25,7 @@ export async function authenticate(call: ModelCall): Promise<void> {
 export async function prepare(call: ModelCall): Promise<void> {
   const raw = call.ctx.rawBody!;
   if (raw.length > call.deps.offloadBodyBytes) {
-    const result = await call.deps.offload.prepare(call.surface.protocol, raw);
+    const result = await call.deps.offload.prepare(call.name, raw);
     if (!result.ok) throw new GatewayError(result.code, { param: result.param ?? undefined });
     call.prepared = result.prepared;
     return;

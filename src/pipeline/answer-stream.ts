@@ -27,7 +27,7 @@ export async function answerStream(call: ModelCall, upstream: UpstreamReply): Pr
     await settle(call, null, 'failed');
     throw upstream.statusCode >= 400 ? refusalFromSupplier(upstream.statusCode) : new GatewayError('upstream_error');
   }
-  const transcoder = call.surface.stream(call.info(), call.prepared!);
+  const transcoder = call.surface.stream!(call.info(), call.prepared!, call.deps.services);
   const reader = new SseReader(call.deps.suppliers.maxEventBytes);
   const writer = new SseWriter(ctx, call.deps.stalledClientMs);
   let broken = false;
@@ -70,7 +70,8 @@ export async function answerStream(call: ModelCall, upstream: UpstreamReply): Pr
     else writer.end(failure);
     return;
   }
-  const metered = transcoder.metered() ?? (await localCount(call, transcoder.producedText()));
+  const metered = transcoder.metered() ?? (await localCount(call, transcoder.producedText(), call.hold!.bound.imageUnits));
   await settle(call, metered, transcoder.outcome());
+  call.surface.answered?.(call.info(), call.deps.services);
   writer.end(transcoder.finish(metered));
 }

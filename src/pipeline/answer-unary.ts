@@ -1,11 +1,11 @@
-// A whole (non-streamed) answer: read the supplier's reply, settle, then send
-// the surface's own reply with the usage as settled. A reply over
-// suppliers.max_reply_bytes is a supplier failure (502), read no further.
+// A whole (non-streamed) answer: read the supplier's reply, decode it (in the
+// pool when it is large), meter it, settle, then send the surface's own reply
+// with the usage as settled. A reply over suppliers.max_reply_bytes is a
+// supplier failure (502), read no further.
 import { GatewayError } from '../errors/gateway-error.js';
 import { sendJson } from '../server/respond.js';
 import type { UpstreamReply } from '../suppliers/dispatch.js';
 import { readReplyBytes, ReplyTooLarge } from '../suppliers/reply-limits.js';
-import type { UnaryResult } from '../surfaces/surface.js';
 import type { ModelCall } from './call.js';
 import { localCount, settle } from './settle.js';
 import { refusalFromSupplier } from './upstream.js';
@@ -25,34 +25,38 @@ export async function answerUnary(call: ModelCall, upstream: UpstreamReply): Pro
     await settle(call, null, 'failed');
     throw refusalFromSupplier(upstream.statusCode);
   }
-  const result = await decodeUnary(call, bytes);
-  const metered = result.metered ?? (await localCount(call, result.producedText));
+  const surface = call.surface;
+  const reply = await decodeReply(call, bytes);
+  const meter = surface.meter(reply);
+  if (meter.warning !== null) call.deps.logger.warn({ rid: call.ctx.requestId, surface: call.name, supplier: call.supplier }, meter.warning);
+  const metered = meter.usage ?? (await localCount(call, meter.producedText, meter.imageUnits));
   // A unary reply's first byte is its whole body: ready now.
   call.firstByteMs = performance.now() - call.ctx.startedAt;
-  await settle(call, metered, result.outcome);
-  sendJson(call.ctx, 200, result.render(metered));
+  await settle(call, metered, meter.outcome);
+  const info = call.info();
+  surface.answered?.(info, call.deps.services);
+  sendJson(call.ctx, 200, surface.render(reply, info, metered));
 }
 
 /**
  * The supplier's reply decoded by the surface: on the event loop, or in the
- * pool when the surface asks for it (`replyInPool`) and the reply is larger
- * than its threshold (embeddings answered as float arrays).
+ * pool when it is longer than the surface's replyPoolBytes (an embeddings
+ * batch of floats, images of megabytes of base64). Not JSON, or not the
+ * protocol's reply: upstream_error (run.ts settles the call as failed).
  */
-async function decodeUnary(call: ModelCall, bytes: Buffer): Promise<UnaryResult> {
-  const inPool = call.surface.replyInPool;
-  if (inPool !== undefined && bytes.length > inPool.minBytes) {
+async function decodeReply(call: ModelCall, bytes: Buffer): Promise<unknown> {
+  const meta = call.prepared!.meta;
+  if (bytes.length > call.surface.replyPoolBytes) {
     // The bytes are moved to the thread, which decodes them to text itself: no string is built or cloned here.
-    const decoded = await call.deps.offload.decodeReply(call.surface.protocol, bytes);
-    if (decoded.ok) return inPool.result(decoded.decoded, call.info());
-  } else {
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(bytes.toString('utf8'));
-    } catch {
-      parsed = undefined;
-    }
-    if (parsed !== undefined) return call.surface.unary(parsed, call.info());
+    const decoded = await call.deps.offload.decodeReply(call.name, bytes, meta);
+    if (!decoded.ok) throw new GatewayError('upstream_error');
+    return decoded.decoded;
   }
-  await settle(call, null, 'failed');
-  throw new GatewayError('upstream_error');
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(bytes.toString('utf8'));
+  } catch {
+    throw new GatewayError('upstream_error');
+  }
+  return call.surface.decodeReply(parsed, meta);
 }

@@ -4,7 +4,7 @@ import type { ApiKey } from '../auth/types.js';
 import type { Hold } from '../billing/types.js';
 import type { CatalogModel } from '../catalog/types.js';
 import type { RequestContext } from '../server/context.js';
-import type { CallInfo, Prepared, SurfaceCodec } from '../surfaces/surface.js';
+import type { CallInfo, ModelSurface, Prepared } from '../surfaces/surface.js';
 import type { PipelineDeps } from './deps.js';
 
 export class ModelCall {
@@ -23,7 +23,9 @@ export class ModelCall {
 
   constructor(
     readonly ctx: RequestContext,
-    readonly surface: SurfaceCodec,
+    /** The surface's registry name (surfaces/index.ts): what the pool looks it up by. */
+    readonly name: string,
+    readonly surface: ModelSurface,
     readonly deps: PipelineDeps,
   ) {
     ctx.onAbort = () => this.abort.abort();

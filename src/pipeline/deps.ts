@@ -5,6 +5,7 @@ import type { CatalogHolder } from '../catalog/holder.js';
 import type { Logger } from '../log/logger.js';
 import type { SupplierDispatcher } from '../suppliers/dispatch.js';
 import type { OffloadPool } from '../offload/pool.js';
+import type { SurfaceServices } from '../surfaces/surface.js';
 import type { KeySlots } from './key-slots.js';
 
 export interface PipelineDeps {
@@ -22,4 +23,6 @@ export interface PipelineDeps {
   /** The per-key concurrency cap of this worker (billing.max_concurrent_per_key). */
   keySlots: KeySlots;
   logger: Logger;
+  /** What surfaces' asynchronous stages use (responses: the response-id owners). */
+  services: SurfaceServices;
 }

@@ -9,8 +9,8 @@ import type { RequestContext, Route } from '../server/context.js';
 import { nestingError, nestingFault } from '../server/json-depth.js';
 import { sendJson } from '../server/respond.js';
 import type { LocalOperation, LocalTools } from '../surfaces/local-operation.js';
+import type { LocalEntry } from '../surfaces/index.js';
 import { surfacePrefix } from '../surfaces/surface.js';
-import { LOCAL_OPERATIONS } from '../surfaces/preparers.js';
 import type { PipelineDeps } from './deps.js';
 
 /**
@@ -19,10 +19,10 @@ import type { PipelineDeps } from './deps.js';
  * operation's inPool step (count_tokens: the token count) runs in the same
  * task. After authentication, so an unauthenticated flood never costs a parse.
  */
-async function decode<D>(op: LocalOperation<D>, ctx: RequestContext, deps: PipelineDeps): Promise<D> {
+async function decode<D>(name: string, op: LocalOperation<D>, ctx: RequestContext, deps: PipelineDeps): Promise<D> {
   const raw = ctx.rawBody!;
   if (raw.length > deps.offloadBodyBytes) {
-    const result = await deps.offload.decodeLocal(op.name, raw);
+    const result = await deps.offload.decodeLocal(name, raw);
     if (!result.ok) {
       if (result.code === 'nesting_too_deep') throw nestingError(result.param, deps.maxJsonDepth);
       throw new GatewayError(result.code, { param: result.param ?? undefined });
@@ -48,35 +48,30 @@ function resolve<D>(op: LocalOperation<D>, decoded: D, deps: PipelineDeps): Cata
   return model;
 }
 
-export async function runLocal<D>(op: LocalOperation<D>, ctx: RequestContext, deps: PipelineDeps, tools: LocalTools): Promise<void> {
+export async function runLocal<D>(name: string, op: LocalOperation<D>, ctx: RequestContext, deps: PipelineDeps, tools: LocalTools): Promise<void> {
   const key = await deps.authenticator.authenticate(ctx.authorization, ctx.xApiKey, op.carrier);
   if (key === null) throw new GatewayError('invalid_api_key');
   ctx.orgId = key.orgId;
   ctx.keyId = key.id;
-  const decoded = await decode(op, ctx, deps);
+  const decoded = await decode(name, op, ctx, deps);
   const model = resolve(op, decoded, deps);
   if (!scopeAllows(key, model, op.modality)) throw new GatewayError('scope_denied', { param: 'model' });
   const answer = await op.compute(decoded, model, tools);
   sendJson(ctx, 200, answer);
 }
 
-/**
- * The server route of a local operation. Refuses to build when the
- * operation is not the one the pool runs (surfaces/preparers.ts),
- * so a forgotten registration stops the start instead of failing only
- * large bodies.
- */
-export function localRoute<D>(op: LocalOperation<D>, deps: PipelineDeps): Route {
-  if (LOCAL_OPERATIONS[op.name] !== op) throw new Error(`local operation ${op.name} is not registered in LOCAL_OPERATIONS (src/surfaces/preparers.ts)`);
+/** The server route of a local operation of the registry (the pool finds it by the same entry name). */
+export function localRoute(entry: LocalEntry, deps: PipelineDeps): Route {
+  const op = entry.operation;
   const tools: LocalTools = { countTokens: (texts) => deps.offload.countTokens(texts) };
   return {
     method: 'post',
     path: op.path,
     prefix: surfacePrefix(op.path),
-    surface: op.name,
+    surface: entry.name,
     envelope: op.envelope,
     readsBody: true,
     rawBody: true,
-    handle: (ctx) => runLocal(op, ctx, deps, tools),
+    handle: (ctx) => runLocal(entry.name, op, ctx, deps, tools),
   };
 }

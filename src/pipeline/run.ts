@@ -3,8 +3,10 @@
 // → bound nesting → parse and validate → resolve model → authorize scope
 // → admit and reserve → dispatch to a supplier (failover before the first
 // byte) → answer (unary or stream) → settle → log (server).
+import { GatewayError } from '../errors/gateway-error.js';
 import type { Route } from '../server/context.js';
-import { surfacePrefix, type SurfaceCodec } from '../surfaces/surface.js';
+import type { ModelCallEntry } from '../surfaces/index.js';
+import { surfacePrefix } from '../surfaces/surface.js';
 import { authenticate, authorizeScope, prepare, reserve, resolveModel } from './admit.js';
 import { answerStream } from './answer-stream.js';
 import { answerUnary } from './answer-unary.js';
@@ -23,7 +25,9 @@ export async function runModelCall(call: ModelCall): Promise<void> {
     await prepare(call);
     resolveModel(call);
     authorizeScope(call);
-    if (call.surface.verify !== undefined) await call.surface.verify(call.prepared!, call.info());
+    // A surface with no transcoder never prepares a stream (its schema has no such member): a bug, not the caller's fault.
+    if (call.prepared!.decoded.stream && call.surface.stream === undefined) throw new GatewayError('internal_error');
+    if (call.surface.verify !== undefined) await call.surface.verify(call.prepared!, call.info(), call.deps.services);
     await reserve(call);
     try {
       const upstream = await callSuppliers(call);
@@ -41,16 +45,17 @@ export async function runModelCall(call: ModelCall): Promise<void> {
   }
 }
 
-/** The server route of a surface: one generic handler for every codec. */
-export function modelRoute(surface: SurfaceCodec, deps: PipelineDeps): Route {
+/** The server route of a model-call surface: one generic handler for every entry of the registry. */
+export function modelRoute(entry: ModelCallEntry, deps: PipelineDeps): Route {
+  const surface = entry.surface;
   return {
     method: 'post',
     path: surface.path,
     prefix: surfacePrefix(surface.path),
-    surface: surface.protocol,
+    surface: entry.name,
     envelope: surface.envelope,
     readsBody: true,
     rawBody: true,
-    handle: (ctx) => runModelCall(new ModelCall(ctx, surface, deps)),
+    handle: (ctx) => runModelCall(new ModelCall(ctx, entry.name, surface, deps)),
   };
 }

@@ -10,18 +10,19 @@ import type { ModelCall } from './call.js';
  * never zero): input = the input bound that was reserved; output = the UTF-8
  * bytes of the text delivered (an o200k token covers at least one byte), at
  * most the output bound reserved (the supplier was held to it); image units =
- * the bound's. So a failed
+ * the reply's, at most the bound's. So a failed
  * count charges at most the hold, never an overdraft of the gateway's making.
  */
-export async function localCount(call: ModelCall, producedText: string): Promise<Metered> {
+export async function localCount(call: ModelCall, producedText: string, imageUnits: number): Promise<Metered> {
   try {
     const [inputTokens, outputTokens] = await call.deps.offload.countTokens([call.surface.inputText(call.prepared!), producedText]);
-    return { inputTokens, cachedInputTokens: 0, outputTokens, imageUnits: 0, source: 'local' };
+    // Image units are counted from the reply itself (the surface's meter), never by a tokenizer.
+    return { inputTokens, cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens, imageUnits, source: 'local' };
   } catch (err) {
     const bound = call.hold!.bound;
     call.deps.logger.warn({ rid: call.ctx.requestId, err: (err as Error)?.message }, 'settle: local token count failed; charging the upper estimate');
     const outputTokens = Math.min(Buffer.byteLength(producedText, 'utf8'), bound.outputTokens);
-    return { inputTokens: bound.inputTokens, cachedInputTokens: 0, outputTokens, imageUnits: bound.imageUnits, source: 'estimate' };
+    return { inputTokens: bound.inputTokens, cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens, imageUnits: Math.min(imageUnits, bound.imageUnits), source: 'estimate' };
   }
 }
 
@@ -33,9 +34,13 @@ export async function settle(call: ModelCall, metered: Metered | null, outcome: 
   await call.deps.billing.settle(call.hold, metered, outcome, { ttfbMs: call.firstByteMs, totalMs }, call.supplier);
 }
 
-/** For a call cut short: the supplier's usage if it came, else a local count if anything was produced. */
+/**
+ * For a call cut short: the supplier's usage if it came, else a local count
+ * if anything was produced. Only text streams: their image units are the
+ * bound's (0 on every streaming surface).
+ */
 export async function meterPartial(call: ModelCall, supplierUsage: Metered | null, producedText: string): Promise<Metered | null> {
   if (supplierUsage !== null) return supplierUsage;
   if (producedText === '') return null;
-  return localCount(call, producedText);
+  return localCount(call, producedText, call.hold!.bound.imageUnits);
 }

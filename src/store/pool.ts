@@ -2,7 +2,7 @@
 // PostgreSQL (DATABASE_URL) or the embedded one the primary starts.
 import pg from 'pg';
 
-// int8 columns hold money in micros and counters, kept within 2^53 (billing/money.ts MAX_MICROS); a value past it fails its query instead of rounding.
+// int8 columns hold money in micros and counters, kept within 2^53 (money/money.ts MAX_MICROS); a value past it fails its query instead of rounding.
 pg.types.setTypeParser(20, (v) => { const n = Number(v); if (Number.isSafeInteger(n)) return n; throw new RangeError(`int8 ${v} is not exact as a number`); });
 // A `date` is a calendar day, not an instant: keep 'yyyy-mm-dd'.
 pg.types.setTypeParser(1082, (v) => v);

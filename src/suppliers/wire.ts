@@ -20,6 +20,9 @@ const ADAPTERS: Record<WireProtocol, WireAdapter> = {
   'anthropic-compatible': anthropicCompatible,
 };
 
+/** The wires the gateway speaks (the catalog schema's wire_protocol enum must list exactly these). */
+export const WIRES = Object.keys(ADAPTERS) as WireProtocol[];
+
 export function wireFor(protocol: WireProtocol): WireAdapter {
   return ADAPTERS[protocol];
 }

@@ -18,8 +18,6 @@ export interface LocalTools {
 export type DecodeResult<D> = { ok: true; decoded: D } | { ok: false; code: 'invalid_json' | 'invalid_request' | 'nesting_too_deep'; param: string | null };
 
 export interface LocalOperation<D> {
-  /** Label for metrics and logs, and the key of its decoder in LOCAL_DECODERS (surfaces/preparers.ts). */
-  readonly name: string;
   readonly path: string;
   readonly envelope: EnvelopeKind;
   readonly carrier: Carrier;

@@ -1,13 +1,20 @@
-// What a protocol surface is: data (path, envelope, carrier, modality) plus a
-// codec that reads its own protocol's request and writes its own protocol's
-// replies, chunks and errors. One generic pipeline (pipeline/run.ts) runs
-// every surface; no surface copies another's handler, and no body is
-// squeezed through a canonical form.
+// The surface contract. A surface is one folder under src/surfaces/ and one
+// entry of the registry (surfaces/index.ts); it plays one of two roles:
+// - a model call: a request surface (path, envelope, carrier, modality, a
+//   pure prepare) joined to a model-call surface (the upstream body, a pure
+//   reply decoder, metering, rendering, a stream transcoder), run by
+//   pipeline/run.ts;
+// - a local operation (count_tokens: surfaces/local-operation.ts), run by
+//   pipeline/local.ts with no supplier and no money.
+// Everything on the pool's side of that line (prepare, decodeReply) is a pure
+// function of plain data, so a large body or a large reply is worked on in a
+// worker thread by the same code that runs inline for small ones.
 import type { Carrier } from '../auth/types.js';
 import type { BoundRequest, Metered, Outcome } from '../billing/types.js';
 import type { ModalityCode, ProtocolCode, Route as CatalogRoute } from '../catalog/types.js';
 import type { EnvelopeKind } from '../errors/envelopes.js';
 import type { SseEvent } from '../suppliers/sse-reader.js';
+import type { ResponseOwnerBook } from './responses/ownership.js';
 
 /**
  * A model surface's prefix: its path's first two segments (/v1/chat for
@@ -27,6 +34,9 @@ export interface Decoded {
   bound: BoundRequest;
 }
 
+/** Small surface-specific facts of a request, for upstreamBody(), verify(), decodeReply() and the transcoder. */
+export type RequestFacts = Record<string, boolean | string | number>;
+
 /**
  * A request made ready for the pipeline. Plain data only: it is computed
  * where the body was parsed — inline for small bodies, in the worker-thread
@@ -41,8 +51,8 @@ export interface Prepared {
    * attempt or a large body never costs a second serialization.
    */
   rest: string;
-  /** Small surface-specific facts for upstreamBody(), verify() and the transcoder (e.g. include_usage, previous_response_id). */
-  meta: Record<string, boolean | string>;
+  /** e.g. include_usage, previous_response_id, images' n. */
+  meta: RequestFacts;
 }
 
 /** Result of preparing a body in the pool: the prepared request, or the refusal to send. */
@@ -62,14 +72,21 @@ export interface CallInfo {
   orgId: string;
 }
 
-export interface UnaryResult {
-  /** Usage the supplier reported, or null (then the pipeline counts locally). */
-  metered: Metered | null;
-  outcome: Outcome;
-  /** Output text, for a local count when the supplier reported no usage. */
+/** What the pipeline needs to know of a decoded unary reply to settle it. */
+export interface ReplyMeter {
+  /**
+   * What the supplier reported it consumed, or null when it reported no
+   * token usage (the pipeline then counts the tokens locally and takes the
+   * image units from `imageUnits`).
+   */
+  usage: Metered | null;
+  /** Image units the reply carries (what is settled on a local count). */
+  imageUnits: number;
+  /** Output text, for a local count when usage is null. */
   producedText: string;
-  /** The reply body, written with the usage as settled. */
-  render(settled: Metered): string;
+  outcome: Outcome;
+  /** Something the gateway corrected in the reply, logged as a warning (never reply or prompt content); null when nothing. */
+  warning: string | null;
 }
 
 /** Re-encodes one upstream stream into the surface's own events. */
@@ -88,8 +105,14 @@ export interface StreamTranscoder {
   failure(): string;
 }
 
-export interface SurfaceCodec {
-  readonly protocol: ProtocolCode;
+/** The worker's services a surface's asynchronous stages may use (built once per worker, cluster/worker.ts). */
+export interface SurfaceServices {
+  /** Which organization owns each response id (responses' previous_response_id). */
+  responseOwners: ResponseOwnerBook;
+}
+
+/** The request role: what the route is and how a body becomes a Prepared request. */
+export interface RequestSurface {
   readonly path: string;
   readonly envelope: EnvelopeKind;
   readonly carrier: Carrier;
@@ -102,13 +125,22 @@ export interface SurfaceCodec {
    * tokens (a token covers at least one byte).
    */
   prepare(body: unknown, bodyBytes: number): Prepared;
+}
+
+/**
+ * The model-call role, over R, the surface's decoded reply (plain data).
+ * The unary path is decodeReply → meter → (settle) → render: decodeReply
+ * runs in the pool for replies over `replyPoolBytes`, the rest on the event loop.
+ */
+export interface ModelCallSurface<R> {
+  /** The protocol suppliers must speak for this surface (catalog routes, wires). */
+  readonly protocol: ProtocolCode;
   /**
    * Optional asynchronous check between decode and reservation, for what a
    * pure prepare() cannot know (responses: that previous_response_id belongs
-   * to the caller's organization). Throws a GatewayError to refuse; absent
-   * on surfaces with nothing to look up.
+   * to the caller's organization). Throws a GatewayError to refuse.
    */
-  verify?(prepared: Prepared, call: CallInfo): Promise<void>;
+  verify?(prepared: Prepared, call: CallInfo, services: SurfaceServices): Promise<void>;
   /**
    * The JSON text sent to one supplier route: the caller's body with only what
    * must change. `maxOutputTokens` is the model's own ceiling, if known: the
@@ -118,15 +150,22 @@ export interface SurfaceCodec {
   upstreamBody(prepared: Prepared, route: CatalogRoute, maxOutputTokens: number | null): string;
   /** Text of the request, for a local input count when the supplier reports no usage (rare: may re-parse). */
   inputText(prepared: Prepared): string;
-  unary(upstream: unknown, call: CallInfo): UnaryResult;
   /**
-   * Optional, for surfaces whose unary replies can be large (embeddings as
-   * float arrays): a supplier reply of more than `minBytes` is parsed and
-   * decoded in the pool by this protocol's REPLY_DECODERS entry
-   * (surfaces/preparers.ts; workers/decode-reply.ts), a pure function from the
-   * parsed reply to plain data, and `result` makes the UnaryResult of that
-   * data on the event loop. unary(r, c) must equal result(decode(r), c).
+   * The supplier's parsed reply → R. Pure, and R is plain data (it crosses
+   * threads by structured clone). Throws GatewayError('upstream_error') when
+   * the reply is not what the protocol answers. `meta` is the request's.
    */
-  readonly replyInPool?: { readonly minBytes: number; result(decoded: unknown, call: CallInfo): UnaryResult };
-  stream(call: CallInfo, prepared: Prepared): StreamTranscoder;
+  decodeReply(upstream: unknown, meta: RequestFacts): R;
+  /** Replies longer than this many bytes are parsed and decoded in the pool (surfaces/index.ts, REPLY_POOL_BYTES). */
+  readonly replyPoolBytes: number;
+  meter(reply: R): ReplyMeter;
+  /** The reply body as the gateway's own object, with the usage as settled. Pure. */
+  render(reply: R, call: CallInfo, settled: Metered): string;
+  /** Optional, after a unary reply or a stream was answered in full (responses records the response id's owner). */
+  answered?(call: CallInfo, services: SurfaceServices): void;
+  /** The stream transcoder; absent on surfaces that do not stream (their prepare() never sets stream). */
+  stream?(call: CallInfo, prepared: Prepared, services: SurfaceServices): StreamTranscoder;
 }
+
+/** A surface that calls a model: both roles in one object of its folder's codec.ts. */
+export type ModelSurface<R = any> = RequestSurface & ModelCallSurface<R>;

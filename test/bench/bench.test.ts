@@ -70,15 +70,26 @@ t.test('direct and bare proxy: unary and streaming, report files with sane figur
   for (const s of report.samples) for (const p of s.processes) t.notOk(alive(p.pid), `${p.role} ${p.pid} was stopped`);
 });
 
-t.test('mixed scenarios: small calls beside count_tokens of a 1 MB body, compared with the same calls alone', async (t) => {
-  const { code, stderr, dir } = bench(['--targets', 'tollgate', '--scenarios', 'unary-8conn,beside-count-tokens']);
+t.test('Tollgate beside the bare proxy: issue 14\'s goals under stable ids; mixed scenarios against the same calls alone', async (t) => {
+  const { code, stderr, dir } = bench(['--targets', 'bare,tollgate', '--scenarios', 'unary,small-paced,beside-count-tokens']);
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   t.equal(code, 0, stderr.slice(-2000));
   t.match(stderr, /Small calls beside heavy work/, 'the comparison is printed');
+  t.match(stderr, /Targets of issue 14/, 'the goals are printed');
+  t.match(stderr, /\| unary_cpu_vs_bare +\| tollgate +\|.*× +\| +≤ 2\.00× +\| +(pass|MISS) +\|/, 'as a ratio with pass or miss');
   const report = report0(dir);
+  const ids = report.goals.map((g: any) => g.id);
+  for (const id of ['unary_cpu_vs_bare', 'unary_throughput_vs_bare', 'unary_p99_vs_bare', 'primary_cpu_share', 'cluster_ceiling', 'projection_16_cores', 'worker_rss', 'gateway_rss_one_worker']) {
+    t.ok(ids.includes(id), `goal ${id} in the JSON report`);
+  }
+  for (const g of report.goals) {
+    t.match(g, { id: String, target: 'tollgate', what: String, measured: Number, unit: String, score: Number, scoreUnit: String, atMost: Boolean }, `${g.id}: shape`);
+    t.ok(g.pass === null || typeof g.pass === 'boolean', `${g.id}: pass is a boolean (or null for a stated figure)`);
+    t.ok(Number.isFinite(g.score), `${g.id}: a finite score`);
+  }
   t.equal(report.mixed.length, 1);
   const m = report.mixed[0];
-  t.match(m, { scenario: 'beside-count-tokens', target: 'tollgate', baseline: 'unary-8conn', beside: 'count_tokens 1 MB', limit: 1.2 });
+  t.match(m, { scenario: 'beside-count-tokens', target: 'tollgate', baseline: 'small-paced', beside: 'count_tokens 1 MB', limit: 1.2 });
   t.ok(m.baselineP99 > 0 && m.p99 > 0 && m.ratio > 0, 'both p99s and their ratio');
   t.equal(typeof m.pass, 'boolean');
   t.ok(m.besideRequests > 0, 'the background workload ran');

@@ -1,6 +1,7 @@
-// The bench's pure parts: the histogram's percentiles and merging, and how the
-// sweep picks the best setting.
+// The bench's pure parts: the histogram's percentiles and merging, how the
+// sweep picks the best setting, and issue 14's goals from a run's aggregates.
 import t from 'tap';
+import { GOAL_IDS, goals, workerScalingGoal } from '../../bench/goals.js';
 import { Histogram } from '../../bench/histogram.js';
 import type { Aggregate } from '../../bench/results.js';
 import { chooseBest, sweepCells } from '../../bench/sweep-model.js';
@@ -43,4 +44,60 @@ t.test('sweep: the best setting has the highest geometric mean of relative throu
   const verdict = chooseBest(cells, settings);
   t.equal(verdict.best.label, 'W2 T1', 'W2 T2 is within 2% but uses more threads');
   t.match(verdict.text, /WORKERS=2 PISCINA_MAX_THREADS=1/);
+});
+
+function full(scenario: string, target: string, kind: Aggregate['kind'], over: Partial<Aggregate>): Aggregate {
+  const lat = { count: 1, mean: 1, p50: 1, p90: 1, p99: 2, max: 3 };
+  return {
+    scenario, target, kind, concurrency: 32, rounds: 1, requests: 1000, errors: 0, rps: 1000, latency: lat, ttfb: null, gap: null,
+    cpuMsPerK: 100, cpuMsPerKByRole: {}, targetCores: 1, loadCores: 0.5, loadgenCpuMsPerK: 10, peakRssByRole: {}, peakTotalBytes: 0,
+    processCount: {}, addedP50: null, addedP99: null, vsBare: null, vsDirect: null, ...over,
+  };
+}
+
+t.test('goals: every issue-14 target under its stable id, a ratio and pass/miss, from one run\'s aggregates', async (t) => {
+  const MB = 2 ** 20;
+  const lat = (p50: number, p99: number) => ({ count: 1, mean: p50, p50, p90: p50, p99, max: p99 });
+  const g = { peakRssByRole: { primary: 100 * MB, worker: 140 * MB }, peakTotalBytes: 240 * MB, processCount: { primary: 1, worker: 1, db: 3 } };
+  const aggs = [
+    full('unary', 'bare', 'bare', { rps: 20_000, cpuMsPerK: 40, latency: lat(1, 4) }),
+    full('unary', 'tollgate', 'tollgate', { rps: 8_000, cpuMsPerK: 120, cpuMsPerKByRole: { primary: 10, worker: 100, db: 10 }, latency: lat(3, 10), ...g }),
+    full('unary-1conn', 'bare', 'bare', { latency: lat(0.2, 0.5) }),
+    full('unary-1conn', 'tollgate', 'tollgate', { latency: lat(0.28, 1.2), ...g }),
+    full('stream', 'bare', 'bare', { cpuMsPerK: 300, ttfb: lat(0.2, 0.4) }),
+    full('stream', 'tollgate', 'tollgate', { cpuMsPerK: 500, ttfb: lat(0.6, 1), ...g }),
+    full('stream-delay5', 'bare', 'bare', { latency: lat(330, 340) }),
+    full('stream-delay5', 'tollgate', 'tollgate', { latency: lat(333, 341), ...g }),
+    full('beside-embeddings', 'tollgate', 'tollgate', { peakRssByRole: { worker: 400 * MB }, processCount: { worker: 1 } }),
+  ];
+  const list = goals(aggs);
+  const byId = new Map(list.map((x) => [x.id, x]));
+  for (const id of GOAL_IDS.filter((x) => x !== 'worker_cpu_vs_workers' && x !== 'redis_cpu_vs_embedded')) t.ok(byId.has(id), `${id} present`);
+  for (const x of list) {
+    t.ok(GOAL_IDS.includes(x.id), `${x.id} is a known id`);
+    t.equal(x.target, 'tollgate');
+    t.type(x.measured, 'number');
+    t.type(x.score, 'number');
+    t.ok(x.pass === null ? x.limit === null : typeof x.pass === 'boolean', `${x.id}: pass/miss or a stated figure`);
+  }
+  t.match(byId.get('unary_cpu_vs_bare'), { ratio: 3, score: 3, limit: 2, pass: false });
+  t.match(byId.get('unary_throughput_vs_bare'), { score: 0.4, limit: 0.5, atMost: false, pass: false });
+  t.match(byId.get('unary_1conn_p50_added'), { score: 0.08, pass: true });
+  t.match(byId.get('primary_cpu_share'), { score: 8.333, pass: true });
+  t.match(byId.get('cluster_ceiling'), { measured: 100_000, pass: null });
+  // One worker: 1e6 / 100 µs = 10,000 calls/s; 16 of them 160,000, capped by the ceiling (100,000): 10×.
+  t.match(byId.get('projection_16_cores'), { measured: 100_000, reference: 10_000, score: 10, limit: 12, pass: false });
+  t.match(byId.get('worker_rss'), { score: 140, pass: true }, 'the mixed scenarios are not chat scenarios');
+  t.match(byId.get('gateway_rss_one_worker'), { score: 240, pass: true });
+});
+
+t.test('goals: a worker\'s CPU per call across WORKERS, from a sweep', async (t) => {
+  const settings = [
+    { label: 'W1 T1', workers: 1, threads: 1 },
+    { label: 'W2 T1', workers: 2, threads: 1 },
+    { label: 'W4 T1', workers: 4, threads: 1 },
+  ];
+  const aggs = [100, 110, 150].map((w, i) => full('unary@32', settings[i]!.label, 'tollgate', { cpuMsPerKByRole: { primary: 20, worker: w } }));
+  t.match(workerScalingGoal(aggs, settings, 'unary@32'), { id: 'worker_cpu_vs_workers', measured: 150, reference: 100, ratio: 1.5, pass: false });
+  t.equal(workerScalingGoal(aggs, settings.slice(0, 1), 'unary@32'), null, 'one WORKERS value: nothing to compare');
 });

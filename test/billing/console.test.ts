@@ -32,6 +32,21 @@ async function call(method: 'GET' | 'POST' | 'PATCH', path: string, body?: unkno
   return { status: res.statusCode, headers: res.headers, json: (await res.body.json()) as any };
 }
 
+/** Usage rows written straight into the gateway's store; `values` are rows over the columns below, $1 being the organization. */
+async function insertUsage(org: string, values: string): Promise<void> {
+  const pool = createPool(runningEmbeddedStore(dataDir)!.url, 1);
+  try {
+    await pool.query(
+      `INSERT INTO usage_records (request_id, org_id, key_id, model_id, supplier, surface, funding, input_tokens, cached_input_tokens, output_tokens,
+         image_units, reserved_micros, charged_micros, outcome, metered_source, hold_expired, ttfb_ms, total_ms, finished_at)
+       VALUES ${values}`,
+      [org],
+    );
+  } finally {
+    await pool.end();
+  }
+}
+
 let orgId = '';
 
 t.test('create and read an organization', async (t) => {
@@ -113,15 +128,10 @@ t.test('`tollgate credit` on the running gateway: its ledger takes the credit in
 });
 
 t.test('usage: the newest rows and the totals', async (t) => {
-  const store = runningEmbeddedStore(dataDir)!;
-  const pool = createPool(store.url, 1);
-  t.teardown(() => pool.end());
-  await pool.query(
-    `INSERT INTO usage_records (request_id, org_id, key_id, model_id, supplier, surface, funding, input_tokens, cached_input_tokens, output_tokens,
-       image_units, reserved_micros, charged_micros, outcome, metered_source, hold_expired, ttfb_ms, total_ms, finished_at)
-     VALUES ('req_u1', $1, 'k', 'm', 'alpha', 'chat_completions', 'balance', 10, 2, 5, 0, 1000, 120, 'completed', 'supplier', false, 40, 90, now() - interval '1 minute'),
-            ('req_u2', $1, 'k', 'm', NULL, 'responses', 'balance', 0, 0, 0, 0, 1000, 0, 'failed', NULL, false, NULL, 15, now())`,
-    [orgId],
+  await insertUsage(
+    orgId,
+    `('req_u1', $1, 'k', 'm', 'alpha', 'chat_completions', 'balance', 10, 2, 5, 0, 1000, 120, 'completed', 'supplier', false, 40, 90, now() - interval '1 minute'),
+     ('req_u2', $1, 'k', 'm', NULL, 'responses', 'balance', 0, 0, 0, 0, 1000, 0, 'failed', NULL, false, NULL, 15, now())`,
   );
   const usage = await call('GET', `/console/v1/organizations/${orgId}/usage`);
   t.equal(usage.status, 200);
@@ -134,4 +144,20 @@ t.test('usage: the newest rows and the totals', async (t) => {
     ],
   );
   t.notOk(JSON.stringify(usage.json).includes('prompt'), 'no content in usage rows');
+});
+
+t.test('usage per day: the total is summed in exact micros, not as floats', async (t) => {
+  const created = await call('POST', '/console/v1/organizations', { name: 'Daily Totals' });
+  t.equal(created.status, 201);
+  // Two days' charges whose sum, 2^53 − 1 micros, has more digits than a double carries when added as decimals.
+  await insertUsage(
+    created.json.id,
+    `('req_d1', $1, 'k', 'm', 'alpha', 'chat_completions', 'balance', 1, 0, 1, 0, 4503599627370495, 4503599627370495, 'completed', 'supplier', false, 1, 2, now() - interval '1 day'),
+     ('req_d2', $1, 'k', 'm', 'alpha', 'chat_completions', 'balance', 1, 0, 1, 0, 4503599627370496, 4503599627370496, 'completed', 'supplier', false, 1, 2, now())`,
+  );
+  const daily = await call('GET', `/console/v1/organizations/${created.json.id}/usage/daily?days=3`);
+  t.equal(daily.status, 200);
+  t.same(daily.json.data.map((d: any) => d.charged), ['0.00', '4503599627.370495', '4503599627.370496']);
+  t.equal(daily.json.total_charged, '9007199254.740991', 'the exact sum, formatted by the one money formatter');
+  t.not(String(daily.json.data.reduce((s: number, d: any) => s + Number(d.charged), 0)), '9007199254.740991', 'adding the decimals as numbers would not give it');
 });

@@ -3,7 +3,7 @@
 // negative amount and `null >= 0` is true. A never-negative assertion must
 // see a negative balance as negative.
 import t from 'tap';
-import { formatMoney } from '../../src/billing/money.js';
+import { formatMoney } from '../../src/money/money.js';
 import { micros } from '../helpers/money.js';
 
 t.test('issue 12 item 12: a negative balance reads back negative, so "never negative" can fail', async (t) => {

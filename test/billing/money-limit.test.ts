@@ -6,7 +6,7 @@
 // Real gateway, real PostgreSQL, over HTTP, and the `tollgate credit` command.
 import t from 'tap';
 import { request } from 'undici';
-import { formatMoney, MAX_MICROS, MAX_MONEY, moneyTooLarge, parseMoney } from '../../src/billing/money.js';
+import { formatMoney, MAX_MICROS, MAX_MONEY, moneyTooLarge, parseMoney } from '../../src/money/money.js';
 import { runCli } from '../../src/console/cli/main.js';
 import { createPool } from '../../src/store/pool.js';
 import { startGateway } from '../helpers/gateway.js';

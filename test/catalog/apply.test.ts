@@ -3,7 +3,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
-import { startSimulator } from '../../src/suppliers/simulator/index.js';
+import { startSimulator } from '../../src/simulator/index.js';
 import { tollgate } from '../console/keys-helpers.js';
 import { startGateway } from '../helpers/gateway.js';
 import { ADMIN_TOKEN, provision, usageRows } from '../helpers/provision.js';

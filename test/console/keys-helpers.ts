@@ -5,8 +5,8 @@ import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import { join } from 'node:path';
 import { packageRoot } from '../../src/config/paths.js';
-import { createOrganization } from '../../src/ledger/accounts.js';
-import { parseMoney } from '../../src/billing/money.js';
+import { createOrganization } from '../../src/organizations/store.js';
+import { parseMoney } from '../../src/money/money.js';
 import { createPool } from '../../src/store/pool.js';
 import type { Gateway } from '../helpers/gateway.js';
 

@@ -4,7 +4,7 @@
 import OpenAI from 'openai';
 import t from 'tap';
 import { boundCost } from '../../src/billing/pricing.js';
-import { formatMoney } from '../../src/billing/money.js';
+import { formatMoney } from '../../src/money/money.js';
 import { micros } from '../helpers/money.js';
 import { DEFAULT_CEILING } from '../../src/surfaces/chat/codec.js';
 import { startGateway } from '../helpers/gateway.js';
@@ -55,9 +55,9 @@ if (db !== null) {
   t.test('funded for exactly K maximum-bound calls, 50 at once: exactly K admitted, money adds up', async (t) => {
     const K = 6;
     const body = JSON.stringify({ model: 'nw-swift-1', messages: [{ role: 'user', content: 'slow [sim:words=3] [sim:delay_ms=400]' }] });
-    const bound = boundCost(SWIFT, { inputTokens: Buffer.byteLength(body), outputTokens: DEFAULT_CEILING, imageUnits: 0 }, 'chat_completions');
+    const bound = boundCost(SWIFT, { inputTokens: Buffer.byteLength(body), outputTokens: DEFAULT_CEILING, imageUnits: 0 });
     // One micro short of a (K+1)th hold, even of its counted estimate (docs/billing.md): less than its output bound alone.
-    const credits = K * bound + boundCost(SWIFT, { inputTokens: 0, outputTokens: DEFAULT_CEILING, imageUnits: 0 }, 'chat_completions') - 1;
+    const credits = K * bound + boundCost(SWIFT, { inputTokens: 0, outputTokens: DEFAULT_CEILING, imageUnits: 0 }) - 1;
     const { key, orgId } = await provision(gw.url, { balance: formatMoney(credits) });
     await new Promise((r) => setTimeout(r, 200)); // the key reaches the second worker
     const statuses = await Promise.all(

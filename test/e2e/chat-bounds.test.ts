@@ -5,9 +5,9 @@
 import OpenAI from 'openai';
 import { get_encoding } from 'tiktoken';
 import t from 'tap';
-import { formatMoney, parseMoney } from '../../src/billing/money.js';
+import { formatMoney, parseMoney } from '../../src/money/money.js';
 import { boundCost } from '../../src/billing/pricing.js';
-import { startSimulator, type SimulatorEvent } from '../../src/suppliers/simulator/index.js';
+import { startSimulator, type SimulatorEvent } from '../../src/simulator/index.js';
 import { startGateway } from '../helpers/gateway.js';
 import { ADMIN_TOKEN, organization, provision, usageRows } from '../helpers/provision.js';
 import { testDatabase } from '../helpers/services.js';
@@ -101,11 +101,11 @@ if (db !== null) {
     const stated = slow({ max_tokens: 65536, n: 2 });
     const a = await heldDuring(key, orgId, stated);
     t.equal(a.status, 200);
-    t.equal(a.held, boundCost(ATLAS, { inputTokens: Buffer.byteLength(stated), outputTokens: 65536 * 2, imageUnits: 0 }, 'chat_completions'), 'stated ceiling × n');
+    t.equal(a.held, boundCost(ATLAS, { inputTokens: Buffer.byteLength(stated), outputTokens: 65536 * 2, imageUnits: 0 }), 'stated ceiling × n');
     const unstated = slow({ n: 3 });
     const b = await heldDuring(key, orgId, unstated);
     t.equal(b.status, 200);
-    t.equal(b.held, boundCost(ATLAS, { inputTokens: Buffer.byteLength(unstated), outputTokens: 32768 * 3, imageUnits: 0 }, 'chat_completions'), 'default 32768 × n');
+    t.equal(b.held, boundCost(ATLAS, { inputTokens: Buffer.byteLength(unstated), outputTokens: 32768 * 3, imageUnits: 0 }), 'default 32768 × n');
     t.equal((await organization(gw.url, orgId)).held, '0.00', 'no hold left');
   });
 
@@ -153,8 +153,8 @@ if (db !== null) {
     const enc = get_encoding('o200k_base');
     const tokens = enc.encode_ordinary(text).length;
     enc.free();
-    const byteBound = boundCost(SWIFT, { inputTokens: Buffer.byteLength(body), outputTokens: 16, imageUnits: 0 }, 'chat_completions');
-    const balance = boundCost(SWIFT, { inputTokens: 2 * tokens, outputTokens: 16, imageUnits: 0 }, 'chat_completions');
+    const byteBound = boundCost(SWIFT, { inputTokens: Buffer.byteLength(body), outputTokens: 16, imageUnits: 0 });
+    const balance = boundCost(SWIFT, { inputTokens: 2 * tokens, outputTokens: 16, imageUnits: 0 });
     t.ok(balance < byteBound, `precondition: twice the real cost (${balance} µ) is below the byte bound (${byteBound} µ)`);
     const { key, orgId } = await provision(gw.url, { balance: formatMoney(balance) });
     const r = await post(key, body);
@@ -162,7 +162,7 @@ if (db !== null) {
     t.ok(r.json.usage.prompt_tokens >= tokens, 'the supplier counted the text');
     const rows = await usageRows(gw.url, orgId);
     t.equal(rows.length, 1);
-    t.equal(rows[0].charged, formatMoney(boundCost(SWIFT, { inputTokens: r.json.usage.prompt_tokens, outputTokens: r.json.usage.completion_tokens, imageUnits: 0 }, 'chat_completions')), 'charged the real cost, in full');
+    t.equal(rows[0].charged, formatMoney(boundCost(SWIFT, { inputTokens: r.json.usage.prompt_tokens, outputTokens: r.json.usage.completion_tokens, imageUnits: 0 })), 'charged the real cost, in full');
     const org = await organization(gw.url, orgId);
     t.equal(org.held, '0.00', 'no hold left');
     t.equal(parseMoney(org.balance), balance - parseMoney(rows[0].charged)!);
@@ -185,7 +185,7 @@ if (db !== null) {
         messages: [{ role: 'user', content: [slowText, { type: 'image_url', image_url: detail === null ? { url: imageUrl } : { url: imageUrl, detail } }] }],
       });
     const expected = (raw: string, imageUrl: string, tokens: number) =>
-      boundCost(ATLAS, { inputTokens: Buffer.byteLength(raw) - imageUrl.length + tokens, outputTokens: 10, imageUnits: 0 }, 'chat_completions');
+      boundCost(ATLAS, { inputTokens: Buffer.byteLength(raw) - imageUrl.length + tokens, outputTokens: 10, imageUnits: 0 });
     for (const [detail, tokens] of [['high', IMAGE_HIGH_MAX], [null, IMAGE_HIGH_MAX], ['auto', IMAGE_HIGH_MAX], ['low', IMAGE_LOW]] as const) {
       const raw = body(detail);
       const r = await heldDuring(key, orgId, raw);

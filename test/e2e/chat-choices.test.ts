@@ -4,7 +4,7 @@
 // choice's output.
 import OpenAI from 'openai';
 import t from 'tap';
-import { startSimulator } from '../../src/suppliers/simulator/index.js';
+import { startSimulator } from '../../src/simulator/index.js';
 import { startGateway } from '../helpers/gateway.js';
 import { micros } from '../helpers/money.js';
 import { ADMIN_TOKEN, organization, provision, usageRows } from '../helpers/provision.js';

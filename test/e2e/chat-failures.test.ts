@@ -4,7 +4,7 @@
 import { connect, type Socket } from 'node:net';
 import OpenAI from 'openai';
 import t from 'tap';
-import { startSimulator, type SimulatorEvent } from '../../src/suppliers/simulator/index.js';
+import { startSimulator, type SimulatorEvent } from '../../src/simulator/index.js';
 import { startGateway } from '../helpers/gateway.js';
 import { ADMIN_TOKEN, organization, provision, usageRows } from '../helpers/provision.js';
 import { testDatabase } from '../helpers/services.js';

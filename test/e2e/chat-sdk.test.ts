@@ -2,7 +2,7 @@
 // against a real gateway over real HTTP (the simulator as the supplier).
 import OpenAI from 'openai';
 import t from 'tap';
-import { startSimulator } from '../../src/suppliers/simulator/index.js';
+import { startSimulator } from '../../src/simulator/index.js';
 import { startGateway } from '../helpers/gateway.js';
 import { ADMIN_TOKEN, provision } from '../helpers/provision.js';
 import { testDatabase } from '../helpers/services.js';

@@ -8,7 +8,7 @@ import { cpSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:f
 import { join } from 'node:path';
 import t from 'tap';
 import { costOf } from '../../src/billing/pricing.js';
-import { formatMoney, parseMoney } from '../../src/billing/money.js';
+import { formatMoney, parseMoney } from '../../src/money/money.js';
 import { packageRoot } from '../../src/config/paths.js';
 import { startGateway, tempDir } from '../helpers/gateway.js';
 import { ADMIN_TOKEN, organization, provision, usageRows } from '../helpers/provision.js';

@@ -8,7 +8,7 @@ import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
 import { Agent, request } from 'undici';
-import { parseMoney } from '../../src/billing/money.js';
+import { parseMoney } from '../../src/money/money.js';
 import { openEmbeddedStore } from '../../src/store/embedded.js';
 import { createPool } from '../../src/store/pool.js';
 import { startGateway, tempDir } from '../helpers/gateway.js';

@@ -6,10 +6,10 @@
 // request; one usage row per call; the balance moved by exactly price × tokens.
 import OpenAI from 'openai';
 import t from 'tap';
-import { parseMoney, tokenCost } from '../../src/billing/money.js';
-import { EMBEDDINGS_REPLY_POOL_BYTES } from '../../src/surfaces/embeddings/codec.js';
-import { vectorOf } from '../../src/suppliers/simulator/embeddings.js';
-import { startSimulator } from '../../src/suppliers/simulator/index.js';
+import { parseMoney, tokenCost } from '../../src/money/money.js';
+import { REPLY_POOL_BYTES } from '../../src/surfaces/reply-pool.js';
+import { vectorOf } from '../../src/simulator/embeddings.js';
+import { startSimulator } from '../../src/simulator/index.js';
 import { startGateway } from '../helpers/gateway.js';
 import { ADMIN_TOKEN, organization, provision, usageRows, usageRowsAtLeast } from '../helpers/provision.js';
 import { testDatabase } from '../helpers/services.js';
@@ -74,7 +74,7 @@ if (db !== null) {
       t.ok(reply.usage.prompt_tokens > 0);
       t.equal(reply.usage.total_tokens, reply.usage.prompt_tokens);
       const length = await supplierReplyLength(input);
-      t.equal(length > EMBEDDINGS_REPLY_POOL_BYTES, where === 'pool', `the supplier's reply (${length} characters) is ${where === 'pool' ? 'over' : 'under'} the pool threshold`);
+      t.equal(length > REPLY_POOL_BYTES, where === 'pool', `the supplier's reply (${length} characters) is ${where === 'pool' ? 'over' : 'under'} the pool threshold`);
       const rows = await rowsOf(orgId, 1);
       t.equal(rows.length, 1, 'one usage row');
       const row = rows[0];

@@ -2,8 +2,8 @@
 // real HTTP on a real gateway (PostgreSQL store, embedded ledger, the
 // simulator's anthropic-compatible instance). Money is checked on every path.
 import t from 'tap';
-import { parseMoney } from '../../src/billing/money.js';
-import { startSimulator } from '../../src/suppliers/simulator/index.js';
+import { parseMoney } from '../../src/money/money.js';
+import { startSimulator } from '../../src/simulator/index.js';
 import { startGateway } from '../helpers/gateway.js';
 import { ADMIN_TOKEN, console_, organization, provision, usageRows } from '../helpers/provision.js';
 import { testDatabase } from '../helpers/services.js';

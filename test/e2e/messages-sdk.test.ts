@@ -4,7 +4,7 @@
 // `apiKey` (x-api-key) and once with `authToken` (Authorization: Bearer).
 import Anthropic from '@anthropic-ai/sdk';
 import t from 'tap';
-import { startSimulator } from '../../src/suppliers/simulator/index.js';
+import { startSimulator } from '../../src/simulator/index.js';
 import { startGateway } from '../helpers/gateway.js';
 import { ADMIN_TOKEN, provision } from '../helpers/provision.js';
 import { testDatabase } from '../helpers/services.js';

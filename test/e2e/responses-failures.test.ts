@@ -4,8 +4,8 @@
 import { createServer, type Server } from 'node:http';
 import { connect } from 'node:net';
 import t from 'tap';
-import { parseMoney } from '../../src/billing/money.js';
-import { startSimulator, type SimulatorEvent } from '../../src/suppliers/simulator/index.js';
+import { parseMoney } from '../../src/money/money.js';
+import { startSimulator, type SimulatorEvent } from '../../src/simulator/index.js';
 import { freePort, startGateway } from '../helpers/gateway.js';
 import { ADMIN_TOKEN, organization, provision, usageRows } from '../helpers/provision.js';
 import { testDatabase } from '../helpers/services.js';

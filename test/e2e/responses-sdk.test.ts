@@ -4,7 +4,7 @@
 // by exactly one on every event, and exactly one terminal event.
 import OpenAI from 'openai';
 import t, { type Test } from 'tap';
-import { startSimulator } from '../../src/suppliers/simulator/index.js';
+import { startSimulator } from '../../src/simulator/index.js';
 import { startGateway } from '../helpers/gateway.js';
 import { ADMIN_TOKEN, provision } from '../helpers/provision.js';
 import { testDatabase } from '../helpers/services.js';

@@ -5,7 +5,7 @@
 // over the two, and the money adds up in the store.
 import t from 'tap';
 import { boundCost } from '../../src/billing/pricing.js';
-import { formatMoney } from '../../src/billing/money.js';
+import { formatMoney } from '../../src/money/money.js';
 import { micros } from '../helpers/money.js';
 import { DEFAULT_CEILING } from '../../src/surfaces/chat/codec.js';
 import { console_, organization, provision, usageRows } from '../helpers/provision.js';
@@ -30,9 +30,9 @@ if (redisUrl !== null && db !== null) {
     const K = 7;
     const content = 'slow [sim:words=3] [sim:delay_ms=400]';
     const body = JSON.stringify({ model: 'nw-swift-1', messages: [{ role: 'user', content }] });
-    const bound = boundCost(SWIFT, { inputTokens: Buffer.byteLength(body), outputTokens: DEFAULT_CEILING, imageUnits: 0 }, 'chat_completions');
+    const bound = boundCost(SWIFT, { inputTokens: Buffer.byteLength(body), outputTokens: DEFAULT_CEILING, imageUnits: 0 });
     // One micro short of a (K+1)th hold, even of its counted estimate (docs/billing.md): less than its output bound alone.
-    const credits = K * bound + boundCost(SWIFT, { inputTokens: 0, outputTokens: DEFAULT_CEILING, imageUnits: 0 }, 'chat_completions') - 1;
+    const credits = K * bound + boundCost(SWIFT, { inputTokens: 0, outputTokens: DEFAULT_CEILING, imageUnits: 0 }) - 1;
     const { key, orgId } = await provision(a.url, { balance: formatMoney(credits) });
     await eventually('the key reaches instance b', async () => (await fetch(`${b.url}/v1/key`, { headers: { authorization: `Bearer ${key}` } })).status === 200);
 

@@ -6,7 +6,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
-import { startSimulator, type SimulatorEvent } from '../../src/suppliers/simulator/index.js';
+import { startSimulator, type SimulatorEvent } from '../../src/simulator/index.js';
 import { startGateway, tempDir } from '../helpers/gateway.js';
 import { ADMIN_TOKEN, organization, provision, usageRows } from '../helpers/provision.js';
 import { testDatabase } from '../helpers/services.js';

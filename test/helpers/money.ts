@@ -1,5 +1,5 @@
 // Money as the console API writes it ("12.50", "-0.000125"), read back as
-// integer micros for assertions. parseMoney (src/billing/money.ts) is the
+// integer micros for assertions. parseMoney (src/money/money.ts) is the
 // *input* parser: it refuses negatives with null, and `null >= 0` is true in
 // JavaScript, so an assertion built on it cannot see a negative balance.
 // This one reads the sign and throws on anything that is not money.

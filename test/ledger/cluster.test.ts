@@ -14,7 +14,7 @@ import { startHarness, type Harness, type ReserveArgs, type ReserveResult } from
 const PRICE: Price = { inputPerMtok: 2_500_000, cachedInputPerMtok: 1_250_000, outputPerMtok: 10_000_000, imageUnit: 0 };
 const MODEL = { modelId: randomUUID(), price: PRICE };
 const BOUND = { inputTokens: 1200, outputTokens: 32768, imageUnits: 0 };
-const C = boundCost(PRICE, BOUND, 'chat_completions');
+const C = boundCost(PRICE, BOUND);
 
 function reserveArgs(orgId: string, prefix: string, n: number, keyId = randomUUID()): ReserveArgs[] {
   return Array.from({ length: n }, (_, i) => ({
@@ -69,7 +69,7 @@ async function concurrency(t: Test, store: string, flushMs: string): Promise<voi
   // Settle: each call consumed some random part of its bound; settled from either worker.
   const settles = admitted.map((r, i) => ({
     hold: r.hold,
-    metered: { inputTokens: 300 + i * 37, cachedInputTokens: i * 11, outputTokens: 100 + i * 997, imageUnits: 0, source: 'supplier' },
+    metered: { inputTokens: 300 + i * 37, cachedInputTokens: i * 11, cacheWriteTokens: 0, outputTokens: 100 + i * 997, imageUnits: 0, source: 'supplier' },
   }));
   await Promise.all([
     h.worker(0, 'settleMany', { list: settles.filter((_, i) => i % 2 === 0) }),
@@ -123,7 +123,7 @@ t.test('kill -9 of a worker with holds open: released after the lease, spendable
   while (view.openHolds >= K && Date.now() - killedAt < lease * 4) {
     const r = await h.worker<ReserveResult>(1, 'reserve', { ...small, requestId: `req_small_${served}` });
     if (r.ok) {
-      await h.worker(1, 'settle', { hold: r.hold, metered: { inputTokens: 50, cachedInputTokens: 0, outputTokens: 0, imageUnits: 0, source: 'supplier' } });
+      await h.worker(1, 'settle', { hold: r.hold, metered: { inputTokens: 50, cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens: 0, imageUnits: 0, source: 'supplier' } });
       served++;
     }
     await new Promise((r) => setTimeout(r, 50));

@@ -4,7 +4,7 @@
 // refusal, a failover and an open circuit, a worker restart, event-loop delay
 // and RSS per process. (Shard ownership and takeovers: test/ledger/interrupted.test.ts.)
 import t from 'tap';
-import { startSimulator } from '../../src/suppliers/simulator/index.js';
+import { startSimulator } from '../../src/simulator/index.js';
 import { startGateway } from '../helpers/gateway.js';
 import { ADMIN_TOKEN, provision } from '../helpers/provision.js';
 import { testDatabase } from '../helpers/services.js';

@@ -15,9 +15,9 @@ import { startHarness, type Harness, type ReserveResult } from './harness.js';
 
 const PRICE: Price = { inputPerMtok: 2_500_000, cachedInputPerMtok: 1_250_000, outputPerMtok: 10_000_000, imageUnit: 0 };
 const BOUND = { inputTokens: 100, outputTokens: 50, imageUnits: 0 };
-const HELD = boundCost(PRICE, BOUND, 'chat_completions');
+const HELD = boundCost(PRICE, BOUND);
 /** What the supplier reports: far more input than the estimate that was reserved (an image, say). */
-const METERED = { inputTokens: 9000, cachedInputTokens: 0, outputTokens: 40, imageUnits: 0, source: 'supplier' as const };
+const METERED = { inputTokens: 9000, cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens: 40, imageUnits: 0, source: 'supplier' as const };
 const COST = costOf(PRICE, { inputTokens: 9000, cachedInputTokens: 0, outputTokens: 40, imageUnits: 0 });
 
 async function harness(t: Test, redis: boolean): Promise<Harness | null> {

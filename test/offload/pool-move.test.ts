@@ -21,7 +21,7 @@ function slabSlice(text: string): Buffer {
 t.test('a slab slice reaches prepare() as its own bytes', async (t) => {
   const body = slabSlice(JSON.stringify({ model: 'nw-swift-1', messages: [{ role: 'user', content: 'hi' }] }));
   t.not(body.byteOffset, 0, 'the test body is a slice of the shared slab');
-  const result = await pool.prepare('chat_completions', body);
+  const result = await pool.prepare('chat', body);
   t.ok(result.ok, JSON.stringify(result));
   if (result.ok) t.equal(result.prepared.decoded.model, 'nw-swift-1');
 });

@@ -10,10 +10,13 @@ namespace usageView {
     return el;
   }
 
-  function chart(days: Array<{ day: string; charged: string; requests: number }>): HTMLElement {
+  // Amounts are shown as the console API wrote them (exact decimals); Number() is only for drawing.
+  function chart(daily: { total_charged: string; data: Array<{ day: string; charged: string; requests: number }> }): HTMLElement {
+    const days = daily.data;
     const W = 600;
     const H = 160;
     const max = Math.max(...days.map((d) => Number(d.charged)), 0);
+    const highest = days.find((d) => Number(d.charged) === max)?.charged ?? '0.00';
     const root = svg('svg', { viewBox: `0 0 ${W} ${H + 20}`, role: 'img', 'aria-labelledby': 'chart-title' });
     const bw = W / Math.max(days.length, 1);
     days.forEach((d, i) => {
@@ -30,10 +33,8 @@ namespace usageView {
         root.append(label);
       }
     });
-    const total = days.reduce((s, d) => s + Number(d.charged), 0);
-    const money = (v: number) => v.toFixed(6).replace(/0{1,4}$/, '');
     return h('section', { class: 'panel chart', 'aria-labelledby': 'chart-title' },
-      h('h2', { id: 'chart-title' }, `Spend per day, last ${days.length} days (total ${money(total)}; highest ${money(max)})`),
+      h('h2', { id: 'chart-title' }, `Spend per day, last ${days.length} days (total ${daily.total_charged}; highest ${highest})`),
       root as unknown as HTMLElement,
     );
   }
@@ -94,7 +95,7 @@ namespace usageView {
       ]);
       main.replaceChildren(
         h('h1', {}, 'Usage'),
-        chart(daily.data),
+        chart(daily),
         form,
         h('section', { class: 'panel', 'aria-labelledby': 'usage-title' },
           h('h2', { id: 'usage-title' }, `Requests: ${page.total_requests}, charged ${page.total_charged}`),

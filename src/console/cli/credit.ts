@@ -1,16 +1,17 @@
 // `tollgate credit <org_id> --amount 10.00 [--target balance|package]
 // [--expires-at ISO] [--note TEXT] [--idempotency-key KEY]`: the console
-// API's credit, with the same validation (billing/credit-input.ts) and the
+// API's credit, with the same validation (organizations/input.ts) and the
 // same journal entries and statement as the ledger actor's credit
-// (ledger/accounts.ts creditInStore). This process cannot reach a running
+// (ledger/store-credit.ts). This process cannot reach a running
 // gateway's actors, so it writes to the store and the gateway's ledger takes
 // the credit in at its next reconcile, within a second.
-import { parseCreditInput } from '../../billing/credit-input.js';
-import { formatMoney } from '../../billing/money.js';
+import { formatMoney } from '../../money/money.js';
 import { GatewayError } from '../../errors/gateway-error.js';
-import { creditInStore, readOrganization } from '../../ledger/accounts.js';
+import { creditInStore } from '../../ledger/store-credit.js';
+import { parseCreditInput } from '../../organizations/input.js';
+import { readOrganization } from '../../organizations/store.js';
+import { organizationView } from '../../organizations/view.js';
 import { isUuid } from '../../store/uuid.js';
-import { organizationView } from '../org-store.js';
 import { printJson, UsageError, type Command } from './command.js';
 
 export const creditCommands: Command[] = [

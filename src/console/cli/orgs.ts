@@ -2,8 +2,9 @@
 import { randomUUID } from 'node:crypto';
 import { isUuid } from '../../store/uuid.js';
 import { GatewayError } from '../../errors/gateway-error.js';
-import { createOrganization, readOrganization } from '../../ledger/accounts.js';
-import { organizationView, parseOrganizationInput } from '../org-store.js';
+import { parseOrganizationInput } from '../../organizations/input.js';
+import { createOrganization, readOrganization } from '../../organizations/store.js';
+import { organizationView } from '../../organizations/view.js';
 import { printJson, UsageError, type CliContext, type Command } from './command.js';
 
 const JSON_OPTION = { json: { type: 'boolean', help: 'print the organization as JSON' } } as const;

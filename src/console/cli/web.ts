@@ -2,7 +2,7 @@
 // create|list|disable`: the console's lists and organization accounts from a
 // shell, through the same queries and validation as the console API
 // (console/query.ts, usage-store.ts, accounts.ts).
-import { formatMoney } from '../../billing/money.js';
+import { formatMoney } from '../../money/money.js';
 import { GatewayError } from '../../errors/gateway-error.js';
 import { organizationExists } from '../../auth/key-store.js';
 import { isUuid } from '../../store/uuid.js';

@@ -1,7 +1,7 @@
 // Money stays exact, and a charge above its hold is recorded, not dropped.
 //
 // - Balances and packages are JavaScript numbers in the ledger, exact only up
-//   to 2^53 − 1 micros (billing/money.ts MAX_MICROS). The ledger refuses a
+//   to 2^53 − 1 micros (money/money.ts MAX_MICROS). The ledger refuses a
 //   credit past it; this CHECK is the backstop for every writer (the
 //   `tollgate credit` command, a credit racing a reload). NOT VALID: it holds
 //   for every write from now on without failing the migration on a row an

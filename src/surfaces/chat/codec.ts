@@ -6,13 +6,28 @@ import { outputCeiling } from '../../billing/bound.js';
 import type { Metered } from '../../billing/types.js';
 import type { Route } from '../../catalog/types.js';
 import { GatewayError } from '../../errors/gateway-error.js';
-import type { CallInfo, Prepared, SurfaceCodec, UnaryResult } from '../surface.js';
+import { REPLY_POOL_BYTES } from '../reply-pool.js';
+import type { CallInfo, ModelSurface, Prepared, ReplyMeter } from '../surface.js';
 import { chatInputText, prepareChat } from './prepare.js';
 import { ChatStream, meteredFromUsage, normalizeFinish, usageObject } from './stream.js';
 
 export { DEFAULT_CEILING } from './prepare.js';
 
 type Body = Record<string, any>;
+
+/** A request the demo catalog answers (README; the registry test sends it with a long text). */
+export const chatExample = (text: string): object => ({ model: 'swift', max_tokens: 16, messages: [{ role: 'user', content: text }] });
+
+/** What the gateway keeps of a supplier's reply: plain data only. */
+export interface DecodedChat {
+  choices: Body[];
+  created: number | null;
+  usage: Metered | null;
+  /** Text and tool arguments produced, for a local count when the supplier reported no usage. */
+  produced: string;
+  /** A choice was cut by the ceiling. */
+  cut: boolean;
+}
 
 /** Prepends the per-route members to the body serialized once in prepare(). */
 function upstreamBody(prepared: Prepared, route: Route, maxOutputTokens: number | null): string {
@@ -24,7 +39,7 @@ function upstreamBody(prepared: Prepared, route: Route, maxOutputTokens: number 
   return prepared.rest === '{}' ? head + '}' : head + ',' + prepared.rest.slice(1);
 }
 
-function unary(upstream: unknown, call: CallInfo): UnaryResult {
+export function decodeChatReply(upstream: unknown): DecodedChat {
   const reply = upstream as Body;
   if (reply === null || typeof reply !== 'object' || !Array.isArray(reply.choices)) throw new GatewayError('upstream_error');
   let produced = '';
@@ -37,17 +52,25 @@ function unary(upstream: unknown, call: CallInfo): UnaryResult {
     if (finish === 'length') cut = true;
     return { finish_reason: finish, index: c.index ?? i, message };
   });
-  const created = typeof reply.created === 'number' ? reply.created : call.created;
   return {
-    metered: reply.usage ? meteredFromUsage(reply.usage) : null,
-    outcome: cut ? 'incomplete' : 'completed',
-    producedText: produced,
-    render: (settled: Metered) =>
-      JSON.stringify({ choices, created, id: call.requestId, model: call.model, object: 'chat.completion', usage: usageObject(settled) }),
+    choices,
+    created: typeof reply.created === 'number' ? reply.created : null,
+    usage: reply.usage ? meteredFromUsage(reply.usage) : null,
+    produced,
+    cut,
   };
 }
 
-export const chatCodec: SurfaceCodec = {
+function meter(reply: DecodedChat): ReplyMeter {
+  return { usage: reply.usage, imageUnits: 0, producedText: reply.produced, outcome: reply.cut ? 'incomplete' : 'completed', warning: null };
+}
+
+function render(reply: DecodedChat, call: CallInfo, settled: Metered): string {
+  const created = reply.created ?? call.created;
+  return JSON.stringify({ choices: reply.choices, created, id: call.requestId, model: call.model, object: 'chat.completion', usage: usageObject(settled) });
+}
+
+export const chatCodec: ModelSurface<DecodedChat> = {
   protocol: 'chat_completions',
   path: '/v1/chat/completions',
   envelope: 'openai',
@@ -56,6 +79,9 @@ export const chatCodec: SurfaceCodec = {
   prepare: prepareChat,
   upstreamBody,
   inputText: chatInputText,
-  unary,
+  decodeReply: decodeChatReply,
+  replyPoolBytes: REPLY_POOL_BYTES,
+  meter,
+  render,
   stream: (call, prepared) => new ChatStream(call, prepared.meta.includeUsage === true),
 };

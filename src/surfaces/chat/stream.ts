@@ -19,6 +19,7 @@ export function meteredFromUsage(u: Record<string, any>): Metered {
   return {
     inputTokens: u.prompt_tokens ?? 0,
     cachedInputTokens: u.prompt_tokens_details?.cached_tokens ?? 0,
+    cacheWriteTokens: 0,
     outputTokens: u.completion_tokens ?? 0,
     imageUnits: 0,
     source: 'supplier',

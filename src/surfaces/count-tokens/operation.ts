@@ -4,8 +4,10 @@
 import type { LocalOperation } from '../local-operation.js';
 import { countTexts, decodeCountTokens, estimateOf, type CountRequest } from './estimate.js';
 
+/** A request the demo catalog answers (README; the registry test sends it with a long text). */
+export const countTokensExample = (text: string): object => ({ model: 'quill', messages: [{ role: 'user', content: text }] });
+
 export const countTokensOperation: LocalOperation<CountRequest> = {
-  name: 'count_tokens',
   path: '/v1/messages/count_tokens',
   envelope: 'messages',
   carrier: 'bearer_or_x_api_key',

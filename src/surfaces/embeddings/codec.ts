@@ -1,37 +1,23 @@
 // Embeddings, served natively: the caller's body (encoding_format already
 // base64) goes to embeddings suppliers with only the upstream model name set;
 // the reply comes back as the gateway's own object (the model as the caller
-// named it, the usage as settled). No streaming on this surface.
+// named it, the usage as settled). No streaming on this surface. A reply of
+// float arrays is large (~8 MB of JSON for 128 × 3072): decoded in the pool
+// past REPLY_POOL_BYTES like every surface's.
 import type { Route } from '../../catalog/types.js';
-import { GatewayError } from '../../errors/gateway-error.js';
-import type { CallInfo, Prepared, StreamTranscoder, SurfaceCodec, UnaryResult } from '../surface.js';
+import { REPLY_POOL_BYTES } from '../reply-pool.js';
+import type { ModelSurface, Prepared } from '../surface.js';
 import { embeddingsInputText, prepareEmbeddings } from './prepare.js';
-import { decodeReply, renderReply, replyMetered, type DecodedEmbeddings } from './reply.js';
+import { decodeReply, meterReply, renderReply, type DecodedEmbeddings } from './reply.js';
 
-/**
- * Supplier replies longer than this (characters of JSON text: bytes, for the
- * ASCII a reply of numbers or base64 is) are parsed and decoded in the pool.
- * Measured by bench/micro/embeddings-reply.ts (README, Performance): a hop
- * costs the event loop ~20–40 µs; inline decoding costs ~2 µs per KB of
- * base64 and ~5–8 µs per KB of floats, so both pay from ~16 KB on.
- */
-export const EMBEDDINGS_REPLY_POOL_BYTES = 16384;
+/** A request the demo catalog answers (README; the registry test sends it with a long text). */
+export const embeddingsExample = (text: string): object => ({ model: 'embed', encoding_format: 'base64', input: [text] });
 
 function upstreamBody(prepared: Prepared, route: Route): string {
   return '{"model":' + JSON.stringify(route.upstreamModel) + ',' + prepared.rest.slice(1);
 }
 
-function result(reply: DecodedEmbeddings, call: CallInfo): UnaryResult {
-  return {
-    metered: replyMetered(reply),
-    outcome: 'completed',
-    // No text is produced: a local count (no supplier usage) counts the input alone.
-    producedText: '',
-    render: (settled) => renderReply(reply, call, settled),
-  };
-}
-
-export const embeddingsCodec: SurfaceCodec = {
+export const embeddingsCodec: ModelSurface<DecodedEmbeddings> = {
   protocol: 'embeddings',
   path: '/v1/embeddings',
   envelope: 'embeddings',
@@ -40,10 +26,8 @@ export const embeddingsCodec: SurfaceCodec = {
   prepare: prepareEmbeddings,
   upstreamBody,
   inputText: embeddingsInputText,
-  unary: (upstream, call) => result(decodeReply(upstream), call),
-  replyInPool: { minBytes: EMBEDDINGS_REPLY_POOL_BYTES, result: (decoded, call) => result(decoded as DecodedEmbeddings, call) },
-  // prepare() never sets stream (the schema has no such member).
-  stream: (): StreamTranscoder => {
-    throw new GatewayError('internal_error');
-  },
+  decodeReply,
+  replyPoolBytes: REPLY_POOL_BYTES,
+  meter: meterReply,
+  render: renderReply,
 };

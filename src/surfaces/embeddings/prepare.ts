@@ -1,6 +1,6 @@
 // Embeddings request: validation and preparation, a pure function of the body,
 // run inline for small bodies and in the worker-thread pool for large ones
-// (workers/prepare-request.ts through surfaces/preparers.ts).
+// (workers/prepare-request.ts through the registry, surfaces/index.ts).
 import type { BoundRequest } from '../../billing/types.js';
 import { GatewayError } from '../../errors/gateway-error.js';
 import type { Prepared } from '../surface.js';

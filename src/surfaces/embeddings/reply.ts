@@ -3,12 +3,12 @@
 // and the supplier's usage) is the expensive one when a supplier answers
 // float arrays: a batch of 128 × 3072 floats is ~8 MB of JSON to parse and
 // 1.5 MB of float32 to encode. So the pipeline runs it in the pool for large
-// replies (codec.ts `replyInPool`; workers/decode-reply.ts); renderReply
+// replies (surfaces/reply-pool.ts; workers/decode-reply.ts); renderReply
 // only splices the call's identity and the settled usage around that text.
 import { endianness } from 'node:os';
 import type { Metered } from '../../billing/types.js';
 import { GatewayError } from '../../errors/gateway-error.js';
-import type { CallInfo } from '../surface.js';
+import type { CallInfo, ReplyMeter } from '../surface.js';
 
 const LITTLE_ENDIAN = endianness() === 'LE';
 
@@ -65,9 +65,12 @@ export function decodeReply(upstream: unknown): DecodedEmbeddings {
   };
 }
 
-/** Embeddings bill input tokens only (spec, "What the service does" 4). */
-export function replyMetered(reply: DecodedEmbeddings): Metered | null {
-  return reply.promptTokens === null ? null : { inputTokens: reply.promptTokens, cachedInputTokens: 0, outputTokens: 0, imageUnits: 0, source: 'supplier' };
+/** Embeddings bill input tokens only (spec, "What the service does" 4): 0 output, 0 image units, whatever the supplier says. */
+export function meterReply(reply: DecodedEmbeddings): ReplyMeter {
+  const usage: Metered | null =
+    reply.promptTokens === null ? null : { inputTokens: reply.promptTokens, cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens: 0, imageUnits: 0, source: 'supplier' };
+  // No text is produced: a local count (no supplier usage) counts the input alone.
+  return { usage, imageUnits: 0, producedText: '', outcome: 'completed', warning: null };
 }
 
 /** EmbeddingsResponseBody: the model as the caller named it, usage as settled (prompt_tokens = total_tokens). */

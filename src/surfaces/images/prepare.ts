@@ -1,6 +1,6 @@
 // Images request: validation and preparation, a pure function of the body,
 // run inline for small bodies and in the worker-thread pool for large ones
-// (workers/prepare-request.ts through surfaces/preparers.ts).
+// (workers/prepare-request.ts through the registry, surfaces/index.ts).
 import type { BoundRequest } from '../../billing/types.js';
 import { GatewayError } from '../../errors/gateway-error.js';
 import type { Prepared } from '../surface.js';
@@ -34,7 +34,8 @@ export function prepareImages(raw: unknown, _bodyBytes: number): Prepared {
   };
   // Only the model is set per route; n, size and the prompt go as sent.
   const { model: _model, ...rest } = body;
-  return { decoded: { model: body.model, stream: false, bound }, rest: JSON.stringify(rest), meta: {} };
+  // n goes to decodeReply too: a supplier answering more images is answered (and charged) for n.
+  return { decoded: { model: body.model, stream: false, bound }, rest: JSON.stringify(rest), meta: { n } };
 }
 
 /** The prompt, should a local count ever be asked for (images reserve no tokens, so it changes nothing). */

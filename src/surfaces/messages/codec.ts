@@ -5,10 +5,14 @@
 // as the caller named it, the usage as settled). No translation through chat.
 import { outputCeiling } from '../../billing/bound.js';
 import type { Route } from '../../catalog/types.js';
-import type { CallInfo, Prepared, SurfaceCodec, UnaryResult } from '../surface.js';
+import { REPLY_POOL_BYTES } from '../reply-pool.js';
+import type { ModelSurface, Prepared } from '../surface.js';
 import { messagesInputText, prepareMessages } from './prepare.js';
-import { decodeReply, renderReply, replyMetered, replyOutcome } from './reply.js';
+import { decodeReply, meterReply, renderReply, type DecodedReply } from './reply.js';
 import { MessagesStream } from './stream.js';
+
+/** A request the demo catalog answers (README; the registry test sends it with a long text). */
+export const messagesExample = (text: string): object => ({ model: 'quill', max_tokens: 16, messages: [{ role: 'user', content: text }] });
 
 /** Prepends the per-route members to the body serialized once in prepare(). */
 function upstreamBody(prepared: Prepared, route: Route, maxOutputTokens: number | null): string {
@@ -16,17 +20,7 @@ function upstreamBody(prepared: Prepared, route: Route, maxOutputTokens: number 
   return prepared.rest === '{}' ? head + '}' : head + ',' + prepared.rest.slice(1);
 }
 
-function unary(upstream: unknown, call: CallInfo): UnaryResult {
-  const reply = decodeReply(upstream);
-  return {
-    metered: replyMetered(reply),
-    outcome: replyOutcome(reply),
-    producedText: reply.produced,
-    render: (settled) => renderReply(reply, call, settled),
-  };
-}
-
-export const messagesCodec: SurfaceCodec = {
+export const messagesCodec: ModelSurface<DecodedReply> = {
   protocol: 'native_messages',
   path: '/v1/messages',
   envelope: 'messages',
@@ -35,6 +29,9 @@ export const messagesCodec: SurfaceCodec = {
   prepare: prepareMessages,
   upstreamBody,
   inputText: messagesInputText,
-  unary,
+  decodeReply,
+  replyPoolBytes: REPLY_POOL_BYTES,
+  meter: meterReply,
+  render: renderReply,
   stream: (call) => new MessagesStream(call),
 };

@@ -5,7 +5,7 @@
 // the gateway's own MessagesReply text).
 import type { Metered, Outcome } from '../../billing/types.js';
 import { GatewayError } from '../../errors/gateway-error.js';
-import type { CallInfo } from '../surface.js';
+import type { CallInfo, ReplyMeter } from '../surface.js';
 import { meter, normalizeStop, supplierUsage, usageJson, type SupplierUsage } from './usage.js';
 
 export type ReplyBlock = { type: 'text'; text: string } | { type: 'tool_use'; id: string; name: string; input: Record<string, unknown> };
@@ -50,12 +50,12 @@ export function decodeReply(upstream: unknown): DecodedReply {
 }
 
 /** A cut answer (the bound reached) is incomplete, as chat's `length` is. */
-export function replyOutcome(reply: DecodedReply): Outcome {
+function replyOutcome(reply: DecodedReply): Outcome {
   return reply.stopReason === 'max_tokens' ? 'incomplete' : 'completed';
 }
 
-export function replyMetered(reply: DecodedReply): Metered | null {
-  return reply.usage === null ? null : meter(reply.usage);
+export function meterReply(reply: DecodedReply): ReplyMeter {
+  return { usage: reply.usage === null ? null : meter(reply.usage), imageUnits: 0, producedText: reply.produced, outcome: replyOutcome(reply), warning: null };
 }
 
 /** MessagesReply: the gateway's request id, the model as the caller named it, the usage as settled. */
@@ -63,6 +63,6 @@ export function renderReply(reply: DecodedReply, call: CallInfo, settled: Metere
   return (
     `{"id":${JSON.stringify(call.requestId)},"type":"message","role":"assistant","model":${JSON.stringify(call.model)},` +
     `"content":${JSON.stringify(reply.content)},"stop_reason":"${reply.stopReason}","stop_sequence":${JSON.stringify(reply.stopSequence)},` +
-    `"usage":${usageJson(settled, reply.usage?.cacheWrite ?? 0)}}`
+    `"usage":${usageJson(settled)}}`
   );
 }

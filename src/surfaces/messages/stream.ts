@@ -159,7 +159,7 @@ export class MessagesStream implements StreamTranscoder {
       frame(
         'message_delta',
         `{"type":"message_delta","delta":{"stop_reason":"${stop}","stop_sequence":${JSON.stringify(this.stopSequence)}},` +
-          `"usage":${usageJson(settled, this.usage?.cacheWrite ?? 0)}}`,
+          `"usage":${usageJson(settled)}}`,
       ) + MESSAGE_STOP
     );
   }

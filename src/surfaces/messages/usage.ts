@@ -29,17 +29,24 @@ export function supplierUsage(u: Record<string, unknown>): SupplierUsage {
 
 /** What is billed: all input (cache writes at the input price, reads at the cached price) and the output. */
 export function meter(u: SupplierUsage): Metered {
-  return { inputTokens: u.input + u.cacheWrite + u.cacheRead, cachedInputTokens: u.cacheRead, outputTokens: u.output, imageUnits: 0, source: 'supplier' };
+  return {
+    inputTokens: u.input + u.cacheWrite + u.cacheRead,
+    cachedInputTokens: u.cacheRead,
+    cacheWriteTokens: u.cacheWrite,
+    outputTokens: u.output,
+    imageUnits: 0,
+    source: 'supplier',
+  };
 }
 
 /**
- * MessagesReplyUsage of the settled figures, all four members. `cacheWrite`
- * is the supplier's cache-write count when the settlement is the supplier's
- * own usage (a local count knows of no cache), kept within what was settled.
+ * MessagesReplyUsage of the settled figures, all four members. Cache reads
+ * and writes are parts of Metered.inputTokens (a local count knows of
+ * neither), each kept within what was settled.
  */
-export function usageJson(settled: Metered, cacheWrite: number): string {
+export function usageJson(settled: Metered): string {
   const cacheRead = Math.min(settled.cachedInputTokens, settled.inputTokens);
-  const write = settled.source === 'supplier' ? Math.min(cacheWrite, settled.inputTokens - cacheRead) : 0;
+  const write = Math.min(settled.cacheWriteTokens, settled.inputTokens - cacheRead);
   return (
     `{"input_tokens":${settled.inputTokens - cacheRead - write},"cache_creation_input_tokens":${write},` +
     `"cache_read_input_tokens":${cacheRead},"output_tokens":${settled.outputTokens}}`

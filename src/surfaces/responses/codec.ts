@@ -4,15 +4,19 @@
 // developer turn as system, and the members accepted with no effect left
 // out); replies come back as the gateway's own objects (its id, the model as
 // the caller named it, the usage as settled). No translation through chat.
-// previous_response_id is checked for ownership in verify() and never sent.
+// previous_response_id is checked for ownership in verify() and never sent;
+// an answered response's id is recorded as the caller's in answered().
 import { outputCeiling } from '../../billing/bound.js';
 import type { Route } from '../../catalog/types.js';
 import { GatewayError } from '../../errors/gateway-error.js';
-import type { CallInfo, Prepared, SurfaceCodec, UnaryResult } from '../surface.js';
-import type { ResponseOwnership } from './ownership.js';
+import { REPLY_POOL_BYTES } from '../reply-pool.js';
+import type { CallInfo, ModelSurface, Prepared, SurfaceServices } from '../surface.js';
 import { prepareResponses, responsesInputText } from './prepare.js';
-import { decodeReply, renderReply, replyMetered, replyOutcome, responseId } from './reply.js';
+import { decodeReply, meterReply, renderReply, responseId, type DecodedReply } from './reply.js';
 import { ResponsesStream } from './stream.js';
+
+/** A request the demo catalog answers (README; the registry test sends it with a long text). */
+export const responsesExample = (text: string): object => ({ model: 'swift', max_output_tokens: 16, input: text });
 
 /** Prepends the per-route members to the body serialized once in prepare(). */
 function upstreamBody(prepared: Prepared, route: Route, maxOutputTokens: number | null): string {
@@ -21,40 +25,34 @@ function upstreamBody(prepared: Prepared, route: Route, maxOutputTokens: number 
   return prepared.rest === '{}' ? head + '}' : head + ',' + prepared.rest.slice(1);
 }
 
-export function responsesCodec(owners: ResponseOwnership): SurfaceCodec {
-  return {
-    protocol: 'responses',
-    path: '/v1/responses',
-    envelope: 'openai',
-    carrier: 'bearer',
-    modality: 'text_generation',
-    prepare: prepareResponses,
-    /** previous_response_id: one the caller's organization owns, or refused by name (unknown and another's alike). */
-    async verify(prepared: Prepared, call: CallInfo): Promise<void> {
-      const previous = prepared.meta.previousResponseId;
-      if (typeof previous !== 'string') return;
-      let owner: string | null;
-      try {
-        owner = await owners.owner(previous);
-      } catch {
-        throw new GatewayError('service_unavailable');
-      }
-      if (owner !== call.orgId) throw new GatewayError('invalid_request', { param: 'previous_response_id' });
-    },
-    upstreamBody,
-    inputText: responsesInputText,
-    unary(upstream: unknown, call: CallInfo): UnaryResult {
-      const reply = decodeReply(upstream);
-      return {
-        metered: replyMetered(reply),
-        outcome: replyOutcome(reply),
-        producedText: reply.produced,
-        render: (settled) => {
-          owners.record(responseId(call), call.orgId);
-          return renderReply(reply, call, settled);
-        },
-      };
-    },
-    stream: (call) => new ResponsesStream(call, () => owners.record(responseId(call), call.orgId)),
-  };
+/** previous_response_id: one the caller's organization owns, or refused by name (unknown and another's alike). */
+async function verify(prepared: Prepared, call: CallInfo, services: SurfaceServices): Promise<void> {
+  const previous = prepared.meta.previousResponseId;
+  if (typeof previous !== 'string') return;
+  let owner: string | null;
+  try {
+    owner = await services.responseOwners.owner(previous);
+  } catch {
+    throw new GatewayError('service_unavailable');
+  }
+  if (owner !== call.orgId) throw new GatewayError('invalid_request', { param: 'previous_response_id' });
 }
+
+export const responsesCodec: ModelSurface<DecodedReply> = {
+  protocol: 'responses',
+  path: '/v1/responses',
+  envelope: 'openai',
+  carrier: 'bearer',
+  modality: 'text_generation',
+  prepare: prepareResponses,
+  verify,
+  upstreamBody,
+  inputText: responsesInputText,
+  decodeReply,
+  replyPoolBytes: REPLY_POOL_BYTES,
+  meter: meterReply,
+  render: renderReply,
+  // Recorded before the final frame or reply is sent, so a caller continuing at once finds the id.
+  answered: (call, services) => services.responseOwners.record(responseId(call), call.orgId),
+  stream: (call) => new ResponsesStream(call),
+};

@@ -42,7 +42,15 @@ interface Entry {
   at: number;
 }
 
-export class ResponseOwnership {
+/** What the responses surface asks of the ownership record (surface.ts, SurfaceServices). */
+export interface ResponseOwnerBook {
+  /** A response completed: `id` belongs to `org` from now on. */
+  record(id: string, org: string): void;
+  /** The organization that owns `id`, or null when none does. Rejects when the store cannot answer. */
+  owner(id: string): Promise<string | null>;
+}
+
+export class ResponseOwnership implements ResponseOwnerBook {
   private readonly cache = new Map<string, Entry>();
   private ids: string[] = [];
   private orgs: string[] = [];

@@ -1,6 +1,6 @@
 // Responses request: validation and preparation, a pure function of the body,
 // run inline for small bodies and in the worker-thread pool for large ones
-// (workers/prepare-request.ts through surfaces/preparers.ts).
+// (workers/prepare-request.ts through the registry, surfaces/index.ts).
 import type { BoundRequest } from '../../billing/types.js';
 import { GatewayError } from '../../errors/gateway-error.js';
 import { FILE_PART_TOKENS, IMAGE_BASE_TOKENS, IMAGE_HIGH_MAX_TOKENS } from '../chat/media.js';

@@ -5,7 +5,7 @@
 // gateway's own ResponsesReply text).
 import type { Metered, Outcome } from '../../billing/types.js';
 import { GatewayError } from '../../errors/gateway-error.js';
-import type { CallInfo } from '../surface.js';
+import type { CallInfo, ReplyMeter } from '../surface.js';
 import { isObject, outputItem, producedText, type OutputItem } from './items.js';
 import { meter, supplierUsage, usageJson, type SupplierUsage } from './usage.js';
 
@@ -47,12 +47,12 @@ export function decodeReply(upstream: unknown): DecodedReply {
 }
 
 /** A cut answer (the bound reached, or filtered) is incomplete, as chat's `length` is. */
-export function replyOutcome(reply: DecodedReply): Outcome {
+function replyOutcome(reply: DecodedReply): Outcome {
   return reply.incompleteReason === null ? 'completed' : 'incomplete';
 }
 
-export function replyMetered(reply: DecodedReply): Metered | null {
-  return reply.usage === null ? null : meter(reply.usage);
+export function meterReply(reply: DecodedReply): ReplyMeter {
+  return { usage: reply.usage === null ? null : meter(reply.usage), imageUnits: 0, producedText: reply.produced, outcome: replyOutcome(reply), warning: null };
 }
 
 /** The members every snapshot and reply starts with: identity, object, creation time, model as the caller named it. */

@@ -43,11 +43,7 @@ export class ResponsesStream implements StreamTranscoder {
   private reason: string | null = null;
   private usage: SupplierUsage | null = null;
 
-  constructor(
-    call: CallInfo,
-    /** Called once when the response completes (the ownership table records its id). */
-    private readonly onCompleted: (() => void) | null = null,
-  ) {
+  constructor(call: CallInfo) {
     this.head = headJson(call);
   }
 
@@ -204,7 +200,6 @@ export class ResponsesStream implements StreamTranscoder {
 
   /** response.completed (status incomplete when the bound was hit) with the whole output and the settled usage. */
   finish(settled: Metered): string {
-    this.onCompleted?.();
     const output = this.items.length > 0 ? this.items : this.finalOutput;
     return this.emit('response.completed', `"response":${this.head},${finishedJson(output, this.reason, settled, this.usage?.reasoning ?? 0)}`);
   }

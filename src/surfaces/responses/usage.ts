@@ -26,7 +26,7 @@ export function supplierUsage(u: Record<string, any>): SupplierUsage {
 }
 
 export function meter(u: SupplierUsage): Metered {
-  return { inputTokens: u.input, cachedInputTokens: Math.min(u.cached, u.input), outputTokens: u.output, imageUnits: 0, source: 'supplier' };
+  return { inputTokens: u.input, cachedInputTokens: Math.min(u.cached, u.input), cacheWriteTokens: 0, outputTokens: u.output, imageUnits: 0, source: 'supplier' };
 }
 
 /**

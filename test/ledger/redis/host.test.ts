@@ -17,7 +17,7 @@ import { startHarness, type Harness, type ReserveArgs, type ReserveResult } from
 const PRICE: Price = { inputPerMtok: 2_500_000, cachedInputPerMtok: 1_250_000, outputPerMtok: 10_000_000, imageUnit: 0 };
 const MODEL = { modelId: randomUUID(), price: PRICE };
 const BOUND = { inputTokens: 1200, outputTokens: 32768, imageUnits: 0 };
-const C = boundCost(PRICE, BOUND, 'chat_completions');
+const C = boundCost(PRICE, BOUND);
 
 function reserveArgs(orgId: string, prefix: string, n: number): ReserveArgs[] {
   const keyId = randomUUID();
@@ -71,7 +71,7 @@ for (const flushMs of ['100', '0']) {
     t.ok(all.filter((r) => !r.ok).every((r) => !r.ok && r.code === 'insufficient_funds' && r.status === 402), 'the rest refused with 402');
     const settles = admitted.map((r, i) => ({
       hold: r.hold,
-      metered: { inputTokens: 300 + i * 37, cachedInputTokens: i * 11, outputTokens: 100 + i * 997, imageUnits: 0, source: 'supplier' },
+      metered: { inputTokens: 300 + i * 37, cachedInputTokens: i * 11, cacheWriteTokens: 0, outputTokens: 100 + i * 997, imageUnits: 0, source: 'supplier' },
     }));
     await Promise.all([
       h.worker(0, 'settleMany', { list: settles.filter((_, i) => i % 2 === 0) }),

@@ -11,7 +11,7 @@
 import { randomUUID } from 'node:crypto';
 import t from 'tap';
 import type { ChangeBus } from '../../../src/bus/bus.js';
-import { createOrganization } from '../../../src/ledger/accounts.js';
+import { createOrganization } from '../../../src/organizations/store.js';
 import { RedisLedgerClient } from '../../../src/ledger/redis/client.js';
 import { RedisLedgerHost } from '../../../src/ledger/redis/host.js';
 import { RedisKeys, redisPrefix } from '../../../src/ledger/redis/keys.js';

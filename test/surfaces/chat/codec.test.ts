@@ -140,10 +140,10 @@ t.test('the pool preparer gives the same result as inline preparation', async (t
   const { default: prepareRequest } = await import('../../../workers/prepare-request.js');
   const raw = { model: 'swift', messages: [{ role: 'user', content: 'x'.repeat(50_000) }], temperature: 1 };
   const bytes = Buffer.from(JSON.stringify(raw));
-  const pooled = prepareRequest({ protocol: 'chat_completions', maxDepth: 64, body: new Uint8Array(bytes) });
+  const pooled = prepareRequest({ surface: 'chat', maxDepth: 64, body: new Uint8Array(bytes) });
   t.same(pooled, { ok: true, prepared: chatCodec.prepare(raw, bytes.length) });
-  t.same(prepareRequest({ protocol: 'chat_completions', maxDepth: 64, body: new Uint8Array(Buffer.from('{"model":')) }), { ok: false, code: 'invalid_json', param: null });
-  t.same(prepareRequest({ protocol: 'chat_completions', maxDepth: 64, body: new Uint8Array(Buffer.from('{"model":"m","messages":[],"stop":"x"}')) }), {
+  t.same(prepareRequest({ surface: 'chat', maxDepth: 64, body: new Uint8Array(Buffer.from('{"model":')) }), { ok: false, code: 'invalid_json', param: null });
+  t.same(prepareRequest({ surface: 'chat', maxDepth: 64, body: new Uint8Array(Buffer.from('{"model":"m","messages":[],"stop":"x"}')) }), {
     ok: false,
     code: 'invalid_request',
     param: 'messages',

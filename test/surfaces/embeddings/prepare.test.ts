@@ -4,7 +4,7 @@ import t from 'tap';
 import type { Route } from '../../../src/catalog/types.js';
 import { GatewayError } from '../../../src/errors/gateway-error.js';
 import { embeddingsCodec } from '../../../src/surfaces/embeddings/codec.js';
-import { PREPARERS } from '../../../src/surfaces/preparers.js';
+import { modelCallNamed } from '../../../src/surfaces/index.js';
 
 const base = { model: 'embed', input: ['hello', 'world'], encoding_format: 'base64' };
 const route = { upstreamModel: 'embed-1', priority: 1, supplier: {} } as unknown as Route;
@@ -19,8 +19,8 @@ function refusedParam(body: unknown): string | null {
   }
 }
 
-t.test('the pool runs the same preparer (surfaces/preparers.ts)', async (t) => {
-  t.equal(PREPARERS.embeddings, embeddingsCodec.prepare);
+t.test('the pool runs the same preparer (the registry, surfaces/index.ts)', async (t) => {
+  t.equal(modelCallNamed('embeddings').prepare, embeddingsCodec.prepare);
 });
 
 t.test('encoding_format: float refused by name', async (t) => {

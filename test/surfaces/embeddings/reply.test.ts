@@ -5,12 +5,14 @@ import t from 'tap';
 import type { Metered } from '../../../src/billing/types.js';
 import { embeddingsCodec } from '../../../src/surfaces/embeddings/codec.js';
 import { decodeReply, embeddingBase64 } from '../../../src/surfaces/embeddings/reply.js';
-import { REPLY_DECODERS } from '../../../src/surfaces/preparers.js';
+import { modelCallNamed } from '../../../src/surfaces/index.js';
+import { REPLY_POOL_BYTES } from '../../../src/surfaces/reply-pool.js';
+import { unary } from '../unary.js';
 import { GatewayError } from '../../../src/errors/gateway-error.js';
 import decodeInPool from '../../../workers/decode-reply.js';
 
 const call = { requestId: 'req_x', model: 'embed', created: 1, orgId: 'org' };
-const settled: Metered = { inputTokens: 7, cachedInputTokens: 0, outputTokens: 0, imageUnits: 0, source: 'supplier' };
+const settled: Metered = { inputTokens: 7, cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens: 0, imageUnits: 0, source: 'supplier' };
 
 function floatsOf(b64: string): number[] {
   const buf = Buffer.from(b64, 'base64');
@@ -19,9 +21,9 @@ function floatsOf(b64: string): number[] {
   return out;
 }
 
-t.test('the pool runs the same decoder (surfaces/preparers.ts)', async (t) => {
-  t.equal(REPLY_DECODERS.embeddings, decodeReply);
-  t.ok(embeddingsCodec.replyInPool, 'embeddings asks for large replies to be decoded in the pool');
+t.test('the pool runs the same decoder (the registry, surfaces/index.ts)', async (t) => {
+  t.equal(modelCallNamed('embeddings').decodeReply, decodeReply);
+  t.equal(embeddingsCodec.replyPoolBytes, REPLY_POOL_BYTES, 'large replies are decoded in the pool');
 });
 
 t.test('floats → base64 of little-endian float32, each value the float32 of the supplier number', async (t) => {
@@ -46,7 +48,7 @@ t.test('reply: data in input order, the model as named, prompt_tokens = total_to
     ],
     usage: { prompt_tokens: 7, total_tokens: 7 },
   };
-  const r = embeddingsCodec.unary(upstream, call);
+  const r = unary(embeddingsCodec, upstream, call);
   t.same(r.metered, settled);
   t.equal(r.producedText, '');
   const body = JSON.parse(r.render(settled));
@@ -58,8 +60,14 @@ t.test('reply: data in input order, the model as named, prompt_tokens = total_to
   t.same(floatsOf(body.data[1].embedding), [0.5, 0.25]);
 });
 
+t.test('meter: input tokens only, whatever else the supplier reports (pricing has no surface names)', async (t) => {
+  const r = unary(embeddingsCodec, { data: [{ index: 0, embedding: [1] }], usage: { prompt_tokens: 7, completion_tokens: 99, total_tokens: 106 } }, call);
+  t.same(r.metered, settled);
+  t.same([r.imageUnits, r.producedText], [0, '']);
+});
+
 t.test('no supplier usage: metered null (the pipeline counts the input locally)', async (t) => {
-  const r = embeddingsCodec.unary({ data: [{ index: 0, embedding: [1] }] }, call);
+  const r = unary(embeddingsCodec, { data: [{ index: 0, embedding: [1] }] }, call);
   t.equal(r.metered, null);
 });
 
@@ -81,11 +89,11 @@ t.test('broken replies are upstream_error', async (t) => {
 
 t.test('the pool task gives what the inline decoder gives; broken JSON is not ok', async (t) => {
   const upstream = { data: Array.from({ length: 3 }, (_, i) => ({ index: i, embedding: Array.from({ length: 64 }, (_, j) => Math.sin(i * 64 + j)) })), usage: { prompt_tokens: 3 } };
-  const pooled = decodeInPool({ protocol: 'embeddings', body: Buffer.from(JSON.stringify(upstream)) });
+  const pooled = decodeInPool({ surface: 'embeddings', body: Buffer.from(JSON.stringify(upstream)), meta: {} });
   t.ok(pooled.ok);
   const inline = decodeReply(upstream);
   t.same(pooled.ok && pooled.decoded, inline);
-  t.same(embeddingsCodec.replyInPool!.result(inline, call).render(settled), embeddingsCodec.unary(upstream, call).render(settled));
-  t.same(decodeInPool({ protocol: 'embeddings', body: Buffer.from('{"data":') }), { ok: false });
-  t.same(decodeInPool({ protocol: 'embeddings', body: Buffer.from('{"data":[]}') }), { ok: false });
+  t.same(embeddingsCodec.render(inline, call, settled), unary(embeddingsCodec, upstream, call).render(settled));
+  t.same(decodeInPool({ surface: 'embeddings', body: Buffer.from('{"data":'), meta: {} }), { ok: false });
+  t.same(decodeInPool({ surface: 'embeddings', body: Buffer.from('{"data":[]}'), meta: {} }), { ok: false });
 });

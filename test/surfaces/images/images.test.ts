@@ -5,7 +5,9 @@ import type { Route } from '../../../src/catalog/types.js';
 import { GatewayError } from '../../../src/errors/gateway-error.js';
 import { imagesCodec } from '../../../src/surfaces/images/codec.js';
 import { IMAGES_MAX_N } from '../../../src/surfaces/images/schema.js';
-import { PREPARERS } from '../../../src/surfaces/preparers.js';
+import { modelCallNamed } from '../../../src/surfaces/index.js';
+import { unary } from '../unary.js';
+import decodeInPool from '../../../workers/decode-reply.js';
 
 const base = { model: 'canvas', prompt: 'a red kite' };
 const route = { upstreamModel: 'canvas-1', priority: 1, supplier: {} } as unknown as Route;
@@ -21,8 +23,8 @@ function refusedParam(body: unknown): string | null {
   }
 }
 
-t.test('the pool runs the same preparer (surfaces/preparers.ts)', async (t) => {
-  t.equal(PREPARERS.images, imagesCodec.prepare);
+t.test('the pool runs the same preparer (the registry, surfaces/index.ts)', async (t) => {
+  t.equal(modelCallNamed('images').prepare, imagesCodec.prepare);
 });
 
 t.test('model and prompt required', async (t) => {
@@ -62,13 +64,29 @@ t.test('upstream body: the upstream model, everything else as sent', async (t) =
 
 t.test('reply: created, entries in supplier order (b64_json or url), units = entries returned', async (t) => {
   const upstream = { created: 5, data: [{ url: 'https://x/1.png', revised_prompt: 'r' }, { b64_json: 'AAAA' }], usage: { input_tokens: 9 } };
-  const r = imagesCodec.unary(upstream, call);
-  t.same(r.metered, { inputTokens: 0, cachedInputTokens: 0, outputTokens: 0, imageUnits: 2, source: 'supplier' });
+  const r = unary(imagesCodec, upstream, call, imagesCodec.prepare({ ...base, n: 2 }, 50).meta);
+  t.same(r.metered, { inputTokens: 0, cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens: 0, imageUnits: 2, source: 'supplier' });
+  t.equal(r.warning, null);
   t.same(JSON.parse(r.render(r.metered!)), { created: 1700000000, data: [{ url: 'https://x/1.png' }, { b64_json: 'AAAA' }] });
+  const fewer = unary(imagesCodec, upstream, call, imagesCodec.prepare({ ...base, n: 3 }, 50).meta);
+  t.equal(fewer.metered!.imageUnits, 2, 'fewer than asked: the units returned');
+});
+
+t.test('more images than n: the first n answered, n units settled, a warning without the prompt', async (t) => {
+  const upstream = { data: [{ b64_json: 'AAAA' }, { url: 'https://x/2.png' }, { b64_json: 'CCCC' }] };
+  const meta = imagesCodec.prepare({ ...base, n: 2 }, 50).meta;
+  const r = unary(imagesCodec, upstream, call, meta);
+  t.equal(r.metered!.imageUnits, 2);
+  t.equal(r.imageUnits, 2, 'a local count would settle n too');
+  t.same(JSON.parse(r.render(r.metered!)).data, [{ b64_json: 'AAAA' }, { url: 'https://x/2.png' }]);
+  t.match(r.warning, /1 image\(s\) more than n/);
+  t.notMatch(r.warning, /red kite/);
+  const pooled = decodeInPool({ surface: 'images', body: new Uint8Array(Buffer.from(JSON.stringify(upstream))), meta });
+  t.same(pooled, { ok: true, decoded: imagesCodec.decodeReply(upstream, meta) }, 'the pool task decodes the same, n included');
 });
 
 t.test('broken replies are upstream_error', async (t) => {
   for (const b of [null, {}, { data: {} }, { data: [{}] }, { data: [{ b64_json: 5 }] }]) {
-    t.throws(() => imagesCodec.unary(b, call), new GatewayError('upstream_error'), JSON.stringify(b));
+    t.throws(() => unary(imagesCodec, b, call), new GatewayError('upstream_error'), JSON.stringify(b));
   }
 });

@@ -10,7 +10,7 @@ import {
   countTexts, decodeCountTokens, estimateOf, TOKENS_PER_CALL, TOKENS_PER_MESSAGE, TOKENS_PER_TOOL, TOOLS_PREAMBLE_TOKENS,
 } from '../../../src/surfaces/count-tokens/estimate.js';
 import { IMAGE_TOKENS } from '../../../src/surfaces/messages/content.js';
-import { LOCAL_OPERATIONS } from '../../../src/surfaces/preparers.js';
+import { localOperationNamed } from '../../../src/surfaces/index.js';
 import countTokens from '../../../workers/count-tokens.js';
 
 const base = { model: 'm', messages: [{ role: 'user', content: 'hi' }] };
@@ -29,8 +29,8 @@ function refusedParam(body: unknown): string | null {
   }
 }
 
-t.test('registered for the pool (surfaces/preparers.ts)', async (t) => {
-  t.equal(LOCAL_OPERATIONS.count_tokens, countTokensOperation);
+t.test('registered for the pool (the registry, surfaces/index.ts)', async (t) => {
+  t.equal(localOperationNamed('count_tokens'), countTokensOperation);
 });
 
 t.test('accepts model, messages, system, tools, tool_choice, thinking, metadata, context_management', async (t) => {

@@ -5,7 +5,7 @@ import type { Route } from '../../../src/catalog/types.js';
 import { GatewayError } from '../../../src/errors/gateway-error.js';
 import { IMAGE_TOKENS } from '../../../src/surfaces/messages/content.js';
 import { messagesCodec } from '../../../src/surfaces/messages/codec.js';
-import { PREPARERS } from '../../../src/surfaces/preparers.js';
+import { modelCallNamed } from '../../../src/surfaces/index.js';
 
 const msgs = [{ role: 'user', content: 'hi' }];
 const base = { model: 'm', max_tokens: 100, messages: msgs };
@@ -23,8 +23,8 @@ function refusedParam(body: unknown): string | null {
   }
 }
 
-t.test('the pool runs the same preparer (surfaces/preparers.ts)', async (t) => {
-  t.equal(PREPARERS.native_messages, messagesCodec.prepare);
+t.test('the pool runs the same preparer (the registry, surfaces/index.ts)', async (t) => {
+  t.equal(modelCallNamed('messages').prepare, messagesCodec.prepare);
 });
 
 t.test('max_tokens: required with no default, an integer ≥ 1, bounded (beyond 2^53 − 1 refused by name)', async (t) => {

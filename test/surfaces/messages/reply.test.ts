@@ -7,6 +7,7 @@ import type { Metered } from '../../../src/billing/types.js';
 import { decodeReply, renderReply } from '../../../src/surfaces/messages/reply.js';
 import { MessagesStream } from '../../../src/surfaces/messages/stream.js';
 import { messagesCodec } from '../../../src/surfaces/messages/codec.js';
+import { unary } from '../unary.js';
 import { GatewayError } from '../../../src/errors/gateway-error.js';
 
 const call = { requestId: 'req_abc', model: 'quill', created: 1, orgId: 'org' };
@@ -37,8 +38,8 @@ t.test('unary: id, model as named, role, type, text and tool_use blocks, stop_re
     ],
     stop_reason: 'tool_use', stop_sequence: null, usage: upstreamUsage,
   };
-  const result = messagesCodec.unary(upstream, call);
-  t.same(result.metered, { inputTokens: 35, cachedInputTokens: 20, outputTokens: 7, imageUnits: 0, source: 'supplier' }, 'metered: all input, cache reads apart');
+  const result = unary(messagesCodec, upstream, call);
+  t.same(result.metered, { inputTokens: 35, cachedInputTokens: 20, cacheWriteTokens: 5, outputTokens: 7, imageUnits: 0, source: 'supplier' }, 'metered: all input, cache reads and writes apart');
   t.equal(result.outcome, 'completed');
   const reply = JSON.parse(result.render(result.metered!));
   t.same(reply, {
@@ -52,9 +53,9 @@ t.test('unary: id, model as named, role, type, text and tool_use blocks, stop_re
 t.test('unary: a local count renders with no cache; max_tokens is incomplete; unknown stop reasons end the turn; not a message is upstream_error', async (t) => {
   const decoded = decodeReply({ content: [{ type: 'text', text: 'cut' }], stop_reason: 'max_tokens' });
   t.equal(decoded.usage, null);
-  const local: Metered = { inputTokens: 12, cachedInputTokens: 0, outputTokens: 3, imageUnits: 0, source: 'local' };
+  const local: Metered = { inputTokens: 12, cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens: 3, imageUnits: 0, source: 'local' };
   t.same(JSON.parse(renderReply(decoded, call, local)).usage, { input_tokens: 12, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: 3 });
-  t.equal(messagesCodec.unary({ content: [], stop_reason: 'max_tokens' }, call).outcome, 'incomplete');
+  t.equal(unary(messagesCodec, { content: [], stop_reason: 'max_tokens' }, call).outcome, 'incomplete');
   t.equal(decodeReply({ content: [], stop_reason: 'pause_turn' }).stopReason, 'end_turn');
   t.equal(decodeReply({ content: [], stop_reason: 'stop_sequence', stop_sequence: 'END' }).stopSequence, 'END');
   t.same(decodeReply({ content: [{ type: 'tool_use', id: 'a', name: 'b', input: 'not an object' }] }).content[0], { type: 'tool_use', id: 'a', name: 'b', input: {} });
@@ -87,7 +88,7 @@ t.test('stream: message_start with the gateway id and the input half, blocks ren
   for (const ev of upstreamStream()) text += s.event(ev);
   t.equal(s.complete, true);
   t.equal(s.outcome(), 'completed');
-  t.same(s.metered(), { inputTokens: 35, cachedInputTokens: 20, outputTokens: 7, imageUnits: 0, source: 'supplier' });
+  t.same(s.metered(), { inputTokens: 35, cachedInputTokens: 20, cacheWriteTokens: 5, outputTokens: 7, imageUnits: 0, source: 'supplier' });
   t.equal(s.producedText(), 'Hello{"a":1}');
   const before = events(text);
   t.notOk(before.some(([e]) => e === 'message_delta' || e === 'message_stop'), 'held back until settlement');
@@ -117,8 +118,8 @@ t.test('stream: the same settled usage as the unary reply of the same answer', a
   const s = new MessagesStream(call);
   for (const ev of upstreamStream()) s.event(ev);
   const streamed = events(s.finish(s.metered()!))[0][1].usage;
-  const unary = messagesCodec.unary({ content: [], stop_reason: 'tool_use', usage: upstreamUsage }, call);
-  t.same(streamed, JSON.parse(unary.render(unary.metered!)).usage);
+  const answered = unary(messagesCodec, { content: [], stop_reason: 'tool_use', usage: upstreamUsage }, call);
+  t.same(streamed, JSON.parse(answered.render(answered.metered!)).usage);
 });
 
 t.test('stream: usage restated on message_delta overwrites; no output usage means a local count', async (t) => {
@@ -126,7 +127,7 @@ t.test('stream: usage restated on message_delta overwrites; no output usage mean
   s.event(sse('message_start', { message: { usage: { input_tokens: 4 } } }));
   t.equal(s.metered(), null, 'output not known yet');
   s.event(sse('message_delta', { delta: { stop_reason: 'end_turn' }, usage: { input_tokens: 6, output_tokens: 2 } }));
-  t.same(s.metered(), { inputTokens: 6, cachedInputTokens: 0, outputTokens: 2, imageUnits: 0, source: 'supplier' });
+  t.same(s.metered(), { inputTokens: 6, cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens: 2, imageUnits: 0, source: 'supplier' });
   const bare = new MessagesStream(call);
   bare.event(sse('message_start', { message: {} }));
   bare.event(sse('message_delta', { delta: { stop_reason: 'end_turn' } }));

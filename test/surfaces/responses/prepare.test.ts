@@ -2,14 +2,15 @@
 // the bound, and the pool path equal to the inline one.
 import t from 'tap';
 import { GatewayError } from '../../../src/errors/gateway-error.js';
-import { PREPARERS } from '../../../src/surfaces/preparers.js';
+import { modelCallNamed } from '../../../src/surfaces/index.js';
 import { responsesCodec } from '../../../src/surfaces/responses/codec.js';
 import { ResponseOwnership } from '../../../src/surfaces/responses/ownership.js';
 import { prepareResponses, responsesInputText } from '../../../src/surfaces/responses/prepare.js';
 
 const route = { upstreamModel: 'up-1' } as any;
 const owners = new ResponseOwnership({ query: async () => ({ rows: [] }) }, { maxEntries: 10, maxAgeMs: 1000, flushMs: 1 });
-const codec = responsesCodec(owners);
+const codec = responsesCodec;
+const services = { responseOwners: owners };
 
 function upstream(body: object, max: number | null = null): any {
   return JSON.parse(codec.upstreamBody(prepareResponses(body, JSON.stringify(body).length), route, max));
@@ -77,17 +78,17 @@ t.test('refusals by name', async (t) => {
 });
 
 t.test('the pool runs the same preparer as the inline path', async (t) => {
-  t.equal(PREPARERS.responses, prepareResponses);
+  t.equal(modelCallNamed('responses').prepare, prepareResponses);
 });
 
 t.test('verify(): none stated, nothing asked; unknown or another organization\'s refused by name', async (t) => {
   const info = { requestId: 'r', model: 'm', created: 1, orgId: '00000000-0000-4000-8000-000000000001' };
-  await codec.verify!(prepareResponses({ model: 'm', input: 'x' }, 10), info);
+  await codec.verify!(prepareResponses({ model: 'm', input: 'x' }, 10), info, services);
   owners.record('resp_mine', info.orgId);
   owners.record('resp_theirs', '00000000-0000-4000-8000-000000000002');
-  await codec.verify!(prepareResponses({ model: 'm', input: 'x', previous_response_id: 'resp_mine' }, 10), info);
+  await codec.verify!(prepareResponses({ model: 'm', input: 'x', previous_response_id: 'resp_mine' }, 10), info, services);
   for (const id of ['resp_theirs', 'resp_unknown']) {
-    const err = await codec.verify!(prepareResponses({ model: 'm', input: 'x', previous_response_id: id }, 10), info).catch((e) => e);
+    const err = await codec.verify!(prepareResponses({ model: 'm', input: 'x', previous_response_id: id }, 10), info, services).catch((e) => e);
     t.ok(err instanceof GatewayError, id);
     t.same([err.code, err.param], ['invalid_request', 'previous_response_id']);
   }

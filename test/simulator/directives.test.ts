@@ -1,7 +1,7 @@
 // [sim:...] directives, over raw HTTP so every frame, status and drop is seen.
 import t from 'tap';
 import { request } from 'undici';
-import { startSimulator, type Simulator } from '../../src/suppliers/simulator/index.js';
+import { startSimulator, type Simulator } from '../../src/simulator/index.js';
 
 let sim: Simulator;
 t.before(async () => {

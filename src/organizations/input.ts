@@ -1,10 +1,10 @@
-// What an operator may send to credit an organization, and to set its
-// quotas; shared by the console API and the `tollgate credit` command so both
-// refuse the same things with the same field_details. Strict: unknown members
-// are refused, not ignored.
+// What an operator may send to create an organization, edit it (name and
+// quotas) and credit it: the one validation the console API and the
+// `tollgate` command share, so both refuse the same things with the same
+// field_details. Strict: unknown members are refused, not ignored.
 import type { Funding } from '../auth/types.js';
 import { GatewayError, type FieldDetail } from '../errors/gateway-error.js';
-import { MAX_MONEY, moneyTooLarge, parseMoney } from './money.js';
+import { MAX_MONEY, moneyTooLarge, parseMoney } from '../money/money.js';
 
 export interface CreditInput {
   amount: number;
@@ -14,7 +14,12 @@ export interface CreditInput {
   note: string | null;
 }
 
-export interface QuotaInput {
+export interface OrganizationInput {
+  name: string;
+  balanceMicros: number;
+}
+
+export interface OrganizationEdit {
   name?: string;
   /** null: back to the configured default. */
   quotaPerSecond?: number | null;
@@ -23,7 +28,11 @@ export interface QuotaInput {
 
 const MAX_NOTE = 500;
 const MAX_QUOTA = 60_000_000;
-const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f]/;
+const MAX_NAME = 200;
+/** A note may hold tabs and line breaks; nothing else below 0x20, nor DEL. */
+const NOTE_CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f]/;
+/** A name is one line: no C0 or C1 control character at all (tab and line breaks included), no line or paragraph separator. */
+const NAME_CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/;
 
 function object(body: unknown): Record<string, unknown> {
   if (body === null || typeof body !== 'object' || Array.isArray(body)) {
@@ -39,6 +48,26 @@ function unknownMembers(b: Record<string, unknown>, known: string[], details: Fi
 function done<T>(details: FieldDetail[], value: T): T {
   if (details.length > 0) throw new GatewayError('invalid_request', { param: details[0].field, fieldDetails: details });
   return value;
+}
+
+/** An organization's name, trimmed, into `details` when it is not one: the rule for create and edit alike. */
+function organizationName(v: unknown, details: FieldDetail[]): string {
+  const name = typeof v === 'string' ? v.trim() : '';
+  if (name === '' || name.length > MAX_NAME || NAME_CONTROL.test(name)) {
+    details.push({ field: 'name', issue: `must be a non-empty string of at most ${MAX_NAME} characters, with no control characters` });
+  }
+  return name;
+}
+
+export function parseOrganizationInput(body: unknown): OrganizationInput {
+  const b = object(body);
+  const details: FieldDetail[] = [];
+  unknownMembers(b, ['name', 'balance'], details);
+  const name = organizationName(b.name, details);
+  const balanceMicros = b.balance === undefined ? 0 : parseMoney(b.balance);
+  if (moneyTooLarge(b.balance)) details.push({ field: 'balance', issue: `must be at most ${MAX_MONEY}` });
+  else if (balanceMicros === null) details.push({ field: 'balance', issue: 'must be a non-negative decimal string such as "10.00"' });
+  return done(details, { name, balanceMicros: balanceMicros! });
 }
 
 export function parseCreditInput(body: unknown, now = Date.now()): CreditInput {
@@ -60,7 +89,7 @@ export function parseCreditInput(body: unknown, now = Date.now()): CreditInput {
   }
   let note: string | null = null;
   if (b.note !== undefined && b.note !== null) {
-    if (typeof b.note !== 'string' || b.note.length > MAX_NOTE || CONTROL.test(b.note)) {
+    if (typeof b.note !== 'string' || b.note.length > MAX_NOTE || NOTE_CONTROL.test(b.note)) {
       details.push({ field: 'note', issue: `must be a string of at most ${MAX_NOTE} characters` });
     } else note = b.note;
   }
@@ -74,16 +103,12 @@ function quota(v: unknown, field: string, details: FieldDetail[]): number | null
   return undefined;
 }
 
-export function parseQuotaInput(body: unknown): QuotaInput {
+export function parseOrganizationEdit(body: unknown): OrganizationEdit {
   const b = object(body);
   const details: FieldDetail[] = [];
   unknownMembers(b, ['name', 'quota_per_second', 'quota_per_minute'], details);
-  const out: QuotaInput = {};
-  if (b.name !== undefined) {
-    const name = typeof b.name === 'string' ? b.name.trim() : '';
-    if (name === '' || name.length > 200 || CONTROL.test(name)) details.push({ field: 'name', issue: 'must be a non-empty string of at most 200 characters' });
-    else out.name = name;
-  }
+  const out: OrganizationEdit = {};
+  if (b.name !== undefined) out.name = organizationName(b.name, details);
   if ('quota_per_second' in b) out.quotaPerSecond = quota(b.quota_per_second, 'quota_per_second', details);
   if ('quota_per_minute' in b) out.quotaPerMinute = quota(b.quota_per_minute, 'quota_per_minute', details);
   if (Object.keys(b).length === 0) details.push({ field: '(body)', issue: 'name at least one of name, quota_per_second, quota_per_minute' });

@@ -1,5 +1,5 @@
 // Standalone simulator:
-//   node dist/src/suppliers/simulator/main.js --port 7071 --instances alpha,beta [--host 127.0.0.1]
+//   node dist/src/simulator/main.js --port 7071 --instances alpha,beta [--host 127.0.0.1]
 // Prints {"simulator":url} once listening; closes on SIGTERM or SIGINT.
 import { parseArgs } from 'node:util';
 import { startSimulator } from './server.js';

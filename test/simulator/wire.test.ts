@@ -5,7 +5,7 @@ import OpenAI from 'openai';
 import t from 'tap';
 import { request } from 'undici';
 import { get_encoding } from 'tiktoken';
-import { startSimulator, type Simulator } from '../../src/suppliers/simulator/index.js';
+import { startSimulator, type Simulator } from '../../src/simulator/index.js';
 
 const enc = get_encoding('o200k_base');
 const tokens = (s: string): number => enc.encode_ordinary(s).length;

@@ -3,7 +3,7 @@
 // before it (a sliding minute at one-second resolution). Sixty counters per
 // organization, no timestamps per request, and an exact Retry-After: the
 // number of whole seconds until enough of the oldest seconds leave the window.
-import type { QuotaWindow } from '../ledger/protocol.js';
+import type { QuotaWindow } from './protocol.js';
 
 const SECONDS = 60;
 

@@ -1,10 +1,10 @@
 // The simulator's HTTP server: one uWS app, instance name as the first path
 // segment, one route per protocol.
-import { readBody } from '../../server/body.js';
+import { readBody } from '../server/body.js';
 import {
   App, assertNativeUws, closeListenSocket, listenSocketPort,
   type HttpRequest, type HttpResponse, type ListenSocket, type TemplatedApp,
-} from '../../server/uws.js';
+} from '../server/uws.js';
 import { handleChat } from './chat.js';
 import { isRecord, type Json } from './common.js';
 import { errorBody, type Dialect } from './errors.js';

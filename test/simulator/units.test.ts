@@ -5,12 +5,12 @@ import { fileURLToPath } from 'node:url';
 import t from 'tap';
 import { get_encoding } from 'tiktoken';
 import { request } from 'undici';
-import { BoundedCache } from '../../src/suppliers/simulator/cache.js';
-import { TOOL_ARGUMENTS, TOOL_FRAGMENTS } from '../../src/suppliers/simulator/common.js';
-import { NO_DIRECTIVES, parseDirectives } from '../../src/suppliers/simulator/directives.js';
-import { vectorOf } from '../../src/suppliers/simulator/embeddings.js';
-import { countInput, countTokens, INPUT_TOKENS_PER_MESSAGE } from '../../src/suppliers/simulator/tokens.js';
-import { answerText, wordChunk, WORD_LIST } from '../../src/suppliers/simulator/words.js';
+import { BoundedCache } from '../../src/simulator/cache.js';
+import { TOOL_ARGUMENTS, TOOL_FRAGMENTS } from '../../src/simulator/common.js';
+import { NO_DIRECTIVES, parseDirectives } from '../../src/simulator/directives.js';
+import { vectorOf } from '../../src/simulator/embeddings.js';
+import { countInput, countTokens, INPUT_TOKENS_PER_MESSAGE } from '../../src/simulator/tokens.js';
+import { answerText, wordChunk, WORD_LIST } from '../../src/simulator/words.js';
 
 const enc = get_encoding('o200k_base');
 const tokens = (s: string): number => enc.encode_ordinary(s).length;
@@ -92,7 +92,7 @@ t.test('bounded cache evicts by entries and by key length', async (t) => {
 });
 
 t.test('standalone entry prints its url and stops on SIGTERM', async (t) => {
-  const main = fileURLToPath(new URL('../../src/suppliers/simulator/main.ts', import.meta.url));
+  const main = fileURLToPath(new URL('../../src/simulator/main.ts', import.meta.url));
   // execArgv carries tap's TypeScript loader into the child.
   const child = spawn(process.execPath, [...process.execArgv, main, '--port', '0', '--instances', 'alpha,beta'], {
     stdio: ['ignore', 'pipe', 'inherit'],

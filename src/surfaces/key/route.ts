@@ -1,9 +1,10 @@
 // GET /v1/key: the identity echo of the presented key (Bearer only). Every
-// refusal is the single 401 of the chat/responses envelope.
-import { GatewayError } from '../errors/gateway-error.js';
-import type { Route } from '../server/context.js';
-import { sendJson } from '../server/respond.js';
-import type { KeyAuthenticator } from './authenticator.js';
+// refusal is the single 401 of the chat/responses envelope. A surface (what
+// a caller asks); auth/ only says who the caller is.
+import type { KeyAuthenticator } from '../../auth/authenticator.js';
+import { GatewayError } from '../../errors/gateway-error.js';
+import type { Route } from '../../server/context.js';
+import { sendJson } from '../../server/respond.js';
 
 /** The answer names a credential: no cache may keep it. */
 const NO_STORE = [['Cache-Control', 'no-store']] as const;

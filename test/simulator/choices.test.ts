@@ -4,7 +4,7 @@
 import OpenAI from 'openai';
 import t from 'tap';
 import { request } from 'undici';
-import { startSimulator, type Simulator } from '../../src/suppliers/simulator/index.js';
+import { startSimulator, type Simulator } from '../../src/simulator/index.js';
 
 let sim: Simulator;
 let openai: OpenAI;

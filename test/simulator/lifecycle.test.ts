@@ -2,7 +2,7 @@
 import net from 'node:net';
 import t from 'tap';
 import { request } from 'undici';
-import { startSimulator, type Simulator, type SimulatorEvent } from '../../src/suppliers/simulator/index.js';
+import { startSimulator, type Simulator, type SimulatorEvent } from '../../src/simulator/index.js';
 
 let sim: Simulator;
 t.before(async () => {

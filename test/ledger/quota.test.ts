@@ -1,7 +1,7 @@
 // Request quotas on a fake clock: per-second and sliding per-minute limits,
 // exact Retry-After, refusals not counted.
 import t from 'tap';
-import { RequestQuota } from '../../src/billing/quota.js';
+import { RequestQuota } from '../../src/ledger/quota.js';
 
 const T0 = 1_700_000_000_000; // a whole second
 

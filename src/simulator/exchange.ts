@@ -3,7 +3,7 @@
 // uWS rules kept here: onAborted is attached before anything asynchronous;
 // `res` is never touched once the exchange is no longer OPEN; every write
 // after a timer or callback goes through res.cork.
-import type { HttpResponse } from '../../server/uws.js';
+import type { HttpResponse } from '../server/uws.js';
 import type { Directives } from './directives.js';
 import { errorBody, simulatedMessage, statusLine, type Dialect } from './errors.js';
 import type { StreamSource } from './sse.js';

@@ -1,0 +1,157 @@
+// Reliability, processes killed (issue 17): kill -9 of a worker in a loop
+// during a spend storm (workers replaced, books exact, the dead workers' holds
+// released one lease later), output delivered before a kill billed, and the
+// embedded store's host (the primary) killed: the next start recovers it and
+// no acknowledged charge is lost.
+import pg from 'pg';
+import t from 'tap';
+import { startGateway, tempDir } from '../helpers/gateway.js';
+import { ADMIN_TOKEN, provision } from '../helpers/provision.js';
+import { runningEmbeddedStore } from '../../src/store/embedded.js';
+import { checkBooks, checkHolds } from './lib/books.js';
+import { call, type CallResult, type Surface } from './lib/load.js';
+import { children, listeners } from './lib/procs.js';
+import { rowOf, scenario, startRig } from './lib/rig.js';
+
+const LEASE_MS = 2000;
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+async function until(what: string, probe: () => boolean | Promise<boolean>, timeoutMs: number): Promise<number> {
+  const started = Date.now();
+  while (!(await probe())) {
+    if (Date.now() - started > timeoutMs) throw new Error(`not within ${timeoutMs} ms: ${what}`);
+    await sleep(50);
+  }
+  return Date.now() - started;
+}
+
+/** `callers` loops of calls on the given keys until stop(). */
+function storm(base: string, keys: string[], callers: number, surfaces: Surface[], text: string): { stop(): Promise<Array<CallResult & { endedAt: number }>> } {
+  const results: Array<CallResult & { endedAt: number }> = [];
+  let running = true;
+  const loops = Array.from({ length: callers }, async (_, i) => {
+    let n = i;
+    while (running) {
+      const r = await call(base, keys[n % keys.length], surfaces[n++ % surfaces.length], text);
+      results.push({ ...r, endedAt: Date.now() });
+      if (r.outcome !== 'ok') await sleep(20);
+    }
+  });
+  return {
+    async stop() {
+      running = false;
+      await Promise.all(loops);
+      return results;
+    },
+  };
+}
+
+const rig = await startRig(t, { workers: 2, env: { HOLD_LEASE_MS: String(LEASE_MS) } });
+if (rig !== null) {
+  const { gw } = rig;
+
+  t.test('kill -9 of a worker, five times during a spend storm', async (t) => {
+    await scenario(
+      t,
+      rig,
+      'kill -9 of a worker in a loop',
+      async () => {
+        // Small balances: the storm runs organizations out of money while workers die.
+        const orgs = await Promise.all(Array.from({ length: 4 }, () => rig.org('0.02')));
+        const load = storm(gw.url, orgs.map((o) => o.key), 12, ['chat', 'chat-stream', 'messages-stream', 'responses'], 'spend [sim:words=30] [sim:delay_ms=8]');
+        for (let i = 0; i < 5; i++) {
+          await sleep(500);
+          const pids = children(gw.proc.pid!);
+          t.equal(pids.length, 2, 'two workers before the kill');
+          const victim = pids[i % pids.length];
+          process.kill(victim, 'SIGKILL');
+          // Replaced means listening again: a replacement takes 3–4 s to start on this loaded 2-core machine.
+          const ms = await until('a replacement worker listening', () => !children(gw.proc.pid!).includes(victim) && listeners(gw.port) === 2, 20_000);
+          t.ok(true, `worker ${i + 1} replaced and listening ${ms} ms after the kill`);
+        }
+        const results = await load.stop();
+        for (const r of results) rig.report.count(r);
+        const broken = results.filter((r) => r.outcome === 'broken');
+        t.same(broken, [], `${results.length} calls: every answer in its envelope, every stream ended as the spec says (cut ones: ${results.filter((r) => r.outcome === 'cut').length})`);
+        t.ok(results.some((r) => r.status === 402), 'the storm did run organizations out of money');
+      },
+      { holdWaitMs: LEASE_MS * 3 + 3000, maxBystanderErrorShare: 0.25 },
+    );
+  });
+
+  t.test('output delivered before a kill -9 is billed', { todo: 'known defect (issue 17), fixed by books: a stream cut by its worker’s death gets no usage row; un-todo once the stream-progress journaling is merged' }, async (t) => {
+    const { key } = await rig.org('10.00');
+    const streams = await Promise.all(
+      Array.from({ length: 8 }, async () => {
+        const res = await fetch(`${gw.url}/v1/chat/completions`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ model: 'nw-swift-1', stream: true, max_tokens: 4000, messages: [{ role: 'user', content: 'long [sim:words=3000] [sim:delay_ms=10]' }] }),
+        });
+        const reader = res.body!.getReader();
+        let text = '';
+        while (!text.includes('"content":"')) text += Buffer.from((await reader.read()).value!).toString();
+        return { id: res.headers.get('x-request-id')!, reader };
+      }),
+    );
+    for (const pid of children(gw.proc.pid!)) process.kill(pid, 'SIGKILL');
+    for (const s of streams) await s.reader.cancel().catch(() => {});
+    await until('workers replaced', () => children(gw.proc.pid!).length === 2, 10_000);
+    for (const s of streams) {
+      const row = await rowOf(rig, s.id).catch(() => null);
+      t.ok(row !== null && row.output > 0 && row.charged > 0, `stream ${s.id}: the output it delivered is billed (${row === null ? 'no usage row' : `${row.outcome}, ${row.output} tokens`})`);
+    }
+  });
+
+  t.test('the embedded store’s host killed: the next start recovers, no acknowledged charge lost', async (t) => {
+    const dataDir = tempDir('tollgate-reliability-embedded-');
+    const env = { ADMIN_TOKEN, QUOTA_PER_SECOND: '100000', QUOTA_PER_MINUTE: '10000000' };
+    const first = await startGateway({ dataDir, workers: 1, env });
+    const orphans = children(first.proc.pid!);
+    t.teardown(() => {
+      for (const pid of orphans) {
+        try {
+          process.kill(pid, 'SIGKILL');
+        } catch {
+          // gone
+        }
+      }
+    });
+    const { key } = await provision(first.url, { balance: '20.00' });
+    rig.keys.push(key);
+    const load = storm(first.url, [key], 6, ['chat', 'chat-stream', 'messages'], 'before the crash [sim:words=8] [sim:delay_ms=5]');
+    await sleep(1500);
+    const killedAt = Date.now();
+    first.proc.kill('SIGKILL');
+    const results = await load.stop();
+    await first.stop();
+    const second = await startGateway({ dataDir, workers: 1, env, timeoutMs: 60_000 });
+    t.teardown(() => second.stop());
+    const recovered = second.logs.find((l) => typeof l.recovered === 'string' || /recover/i.test(String(l.msg)));
+    t.comment(`the second start: ${recovered ? JSON.stringify(recovered.recovered ?? recovered.msg) : 'nothing to recover was logged'}`);
+    const store = runningEmbeddedStore(dataDir);
+    t.ok(store, 'the embedded store runs again');
+    if (store === null) return;
+    // The journal writes at least every billing.flush_ms (100 ms): an answer acknowledged earlier than that before the kill has its row.
+    const acknowledged = results.filter((r) => r.outcome === 'ok' && r.endedAt < killedAt - 300);
+    t.ok(acknowledged.length > 20, `${acknowledged.length} calls answered well before the kill`);
+    const missing: string[] = [];
+    for (const r of acknowledged) if ((await rowOfStore(store.url, r.requestId!)) === null) missing.push(r.requestId!);
+    t.same(missing, [], 'every call answered before the kill has its usage row');
+    const books = await checkBooks(store.url);
+    t.same(books.violations, [], `books exact after the crash (${books.usageRows} usage rows)`);
+    const holds = await checkHolds(second.url, store.url, 3000);
+    t.equal(holds.leaked, 0, 'holds leaked: 0 after the restart');
+    t.equal((await call(second.url, key, 'chat', 'after the crash [sim:words=3]')).outcome, 'ok', 'served again');
+  });
+}
+
+async function rowOfStore(url: string, requestId: string): Promise<unknown> {
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  try {
+    return (await c.query('SELECT 1 FROM usage_records WHERE request_id = $1', [requestId])).rows[0] ?? null;
+  } finally {
+    await c.end();
+  }
+}
