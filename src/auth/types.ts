@@ -1,8 +1,9 @@
 // What the pipeline knows of an authenticated API key. The secret itself is
 // never held: only its hash (in the key index) and the two display fragments.
 import type { ModalityCode } from '../catalog/types.js';
+import type { Funding } from '../money/money.js';
 
-export type Funding = 'balance' | 'package';
+export type { Funding };
 
 /** An absent axis means every value on that axis; null means unrestricted. */
 export interface KeyScope {

@@ -3,6 +3,7 @@
 // alike; the password is kept only as its scrypt hash.
 import { randomUUID } from 'node:crypto';
 import { GatewayError, type FieldDetail } from '../errors/gateway-error.js';
+import { displayName } from '../organizations/input.js';
 import type { Pool } from '../store/pool.js';
 import { hashPassword, MAX_PASSWORD, MIN_PASSWORD } from '../web/passwords.js';
 
@@ -31,8 +32,7 @@ export function parseAccountInput(body: unknown): AccountInput {
   for (const k of Object.keys(b)) if (k !== 'email' && k !== 'name' && k !== 'password') details.push({ field: k, issue: 'unknown member' });
   const email = typeof b.email === 'string' ? b.email.trim() : '';
   if (!EMAIL.test(email) || email.length > 254) details.push({ field: 'email', issue: 'must be an email address of at most 254 characters' });
-  const name = typeof b.name === 'string' ? b.name.trim() : '';
-  if (name === '' || name.length > 200 || /[\u0000-\u001f\u007f]/.test(name)) details.push({ field: 'name', issue: 'must be a non-empty string of at most 200 characters' });
+  const name = displayName(b.name, details);
   const password = typeof b.password === 'string' ? b.password : '';
   if (password.length < MIN_PASSWORD || password.length > MAX_PASSWORD) details.push({ field: 'password', issue: `must be ${MIN_PASSWORD} to ${MAX_PASSWORD} characters` });
   if (details.length > 0) throw new GatewayError('invalid_request', { param: details[0].field, fieldDetails: details });

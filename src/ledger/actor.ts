@@ -6,8 +6,7 @@
 // Two-phase, like TigerBeetle's pending transfers: reserve creates a hold
 // (pending), settle posts part of it and voids the rest, release voids it,
 // and a hold whose lease runs out is voided by the host.
-import type { Funding } from '../auth/types.js';
-import { MAX_MICROS } from '../money/money.js';
+import { MAX_MICROS, type Funding } from '../money/money.js';
 import { RequestQuota } from './quota.js';
 import type { AccountView, ReserveCommand, ReserveReply, UsageRow } from './protocol.js';
 

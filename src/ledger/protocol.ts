@@ -2,7 +2,7 @@
 // values: the same shapes travel over cluster IPC (embedded host) and, later,
 // Redis streams. Amounts are integer micros; the actor never sees a price,
 // only amounts the billing client computed from one.
-import type { Funding } from '../auth/types.js';
+import type { Funding } from '../money/money.js';
 
 /** What the client asks; the transport stamps the owner. */
 export interface ReserveRequest {

@@ -1,7 +1,7 @@
 // A credit written straight to the store by a process that cannot reach the
 // ledger host (the `tollgate credit` command), with the actor's own rules.
 import { randomUUID } from 'node:crypto';
-import type { Funding } from '../auth/types.js';
+import type { Funding } from '../money/money.js';
 import type { Pool } from '../store/pool.js';
 import { OrgActor } from './actor.js';
 import type { CreditCommand } from './protocol.js';

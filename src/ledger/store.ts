@@ -1,7 +1,7 @@
 // What the ledger reads from and writes to PostgreSQL. Every write is one
 // statement (a batch of usage rows and journal entries, multi-row through
 // unnest): atomic without an explicit transaction, one round trip per flush.
-import type { Funding } from '../auth/types.js';
+import type { Funding } from '../money/money.js';
 import type { Pool } from '../store/pool.js';
 import type { AccountRow, Entry } from './actor.js';
 import type { UsageRow } from './protocol.js';

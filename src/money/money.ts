@@ -11,6 +11,9 @@
 
 export const MICROS_PER_UNIT = 1_000_000;
 
+/** The two pots an organization's money sits in: its balance, and a package (prepaid, possibly expiring). */
+export type Funding = 'balance' | 'package';
+
 /** The most any amount, balance or package may hold, in micros: the largest integer a number holds exactly. */
 export const MAX_MICROS = Number.MAX_SAFE_INTEGER;
 /** MAX_MICROS as the console writes it. */

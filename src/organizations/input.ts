@@ -2,9 +2,8 @@
 // quotas) and credit it: the one validation the console API and the
 // `tollgate` command share, so both refuse the same things with the same
 // field_details. Strict: unknown members are refused, not ignored.
-import type { Funding } from '../auth/types.js';
 import { GatewayError, type FieldDetail } from '../errors/gateway-error.js';
-import { MAX_MONEY, moneyTooLarge, parseMoney } from '../money/money.js';
+import { MAX_MONEY, moneyTooLarge, parseMoney, type Funding } from '../money/money.js';
 
 export interface CreditInput {
   amount: number;
@@ -50,8 +49,11 @@ function done<T>(details: FieldDetail[], value: T): T {
   return value;
 }
 
-/** An organization's name, trimmed, into `details` when it is not one: the rule for create and edit alike. */
-function organizationName(v: unknown, details: FieldDetail[]): string {
+/**
+ * A name an operator gives (an organization's, on create and edit alike, and
+ * its people's console accounts), trimmed; an issue in `details` when it is not one.
+ */
+export function displayName(v: unknown, details: FieldDetail[]): string {
   const name = typeof v === 'string' ? v.trim() : '';
   if (name === '' || name.length > MAX_NAME || NAME_CONTROL.test(name)) {
     details.push({ field: 'name', issue: `must be a non-empty string of at most ${MAX_NAME} characters, with no control characters` });
@@ -63,7 +65,7 @@ export function parseOrganizationInput(body: unknown): OrganizationInput {
   const b = object(body);
   const details: FieldDetail[] = [];
   unknownMembers(b, ['name', 'balance'], details);
-  const name = organizationName(b.name, details);
+  const name = displayName(b.name, details);
   const balanceMicros = b.balance === undefined ? 0 : parseMoney(b.balance);
   if (moneyTooLarge(b.balance)) details.push({ field: 'balance', issue: `must be at most ${MAX_MONEY}` });
   else if (balanceMicros === null) details.push({ field: 'balance', issue: 'must be a non-negative decimal string such as "10.00"' });
@@ -108,7 +110,7 @@ export function parseOrganizationEdit(body: unknown): OrganizationEdit {
   const details: FieldDetail[] = [];
   unknownMembers(b, ['name', 'quota_per_second', 'quota_per_minute'], details);
   const out: OrganizationEdit = {};
-  if (b.name !== undefined) out.name = organizationName(b.name, details);
+  if (b.name !== undefined) out.name = displayName(b.name, details);
   if ('quota_per_second' in b) out.quotaPerSecond = quota(b.quota_per_second, 'quota_per_second', details);
   if ('quota_per_minute' in b) out.quotaPerMinute = quota(b.quota_per_minute, 'quota_per_minute', details);
   if (Object.keys(b).length === 0) details.push({ field: '(body)', issue: 'name at least one of name, quota_per_second, quota_per_minute' });

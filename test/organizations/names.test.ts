@@ -1,7 +1,7 @@
 // One rule for an organization's name (src/organizations/input.ts): creating
 // through the console API, editing through it, and `tollgate orgs create`
 // accept the same names (trimmed the same way) and refuse the same ones, on a
-// real gateway and the real command. Before the rule was shared, an edit
+// real gateway and the real command; a console account's name follows it too. Before the rule was shared, an edit
 // accepted a tab or a line break that a create refused.
 import t from 'tap';
 import { startGateway, type Gateway } from '../helpers/gateway.js';
@@ -57,11 +57,14 @@ t.test('create, edit and the CLI accept and refuse the same names', async (t) =>
     const created = await call(gw.url, 'POST', '/console/v1/organizations', ADMIN, { name: row.name });
     const edited = await call(gw.url, 'PATCH', `/console/v1/organizations/${target.json.id}`, ADMIN, { name: row.name });
     const cli = row.apiOnly ? null : await tollgate(['orgs', 'create', '--name', row.name as string, '--json'], env);
+    const person = await call(gw.url, 'POST', `/console/v1/organizations/${target.json.id}/accounts`, ADMIN, { email: `p${TABLE.indexOf(row)}@example.com`, name: row.name, password: 'correct horse battery staple' });
     if (row.stored !== null) {
       t.equal(created.status, 201, `create accepts ${label(row.name)}`);
       t.equal(created.json?.name, row.stored, 'and stores it trimmed');
       t.equal(edited.status, 200, `edit accepts ${label(row.name)}`);
       t.equal(edited.json?.name, row.stored, 'and stores it trimmed');
+      t.equal(person.status, 201, `a console account accepts ${label(row.name)}: ${person.text}`);
+      t.equal(person.json?.name, row.stored, 'and stores it trimmed');
       if (cli !== null) {
         t.equal(cli.code, 0, `the CLI accepts ${label(row.name)}: ${cli.stderr}`);
         t.equal(cli.code === 0 ? JSON.parse(cli.stdout).name : null, row.stored, 'and stores it trimmed');
@@ -71,6 +74,8 @@ t.test('create, edit and the CLI accept and refuse the same names', async (t) =>
       t.equal(created.json?.error?.field_details?.[0]?.field, 'name', 'naming the name');
       t.equal(edited.status, 400, `edit refuses ${label(row.name)}`);
       t.same(edited.json?.error?.field_details, created.json?.error?.field_details, 'with the same field_details as create');
+      t.equal(person.status, 400, `a console account refuses ${label(row.name)}`);
+      t.same(person.json?.error?.field_details, created.json?.error?.field_details, 'with the same field_details');
       if (cli !== null) {
         t.equal(cli.code, 1, `the CLI refuses ${label(row.name)}`);
         t.match(cli.stderr, `name: ${created.json?.error?.field_details?.[0]?.issue}`, 'with the same words');
