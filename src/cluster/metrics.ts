@@ -1,5 +1,6 @@
 // /metrics covers the whole instance: the answering worker asks the primary,
 // which gathers every worker's snapshot and merges them.
+import type { LedgerHost } from '../ledger/index.js';
 import type { Metrics, MetricsSnapshot } from '../metrics/registry.js';
 import { mergeSnapshots, renderPrometheus } from '../metrics/registry.js';
 import type { PrimaryChannel, WorkerChannel } from '../ipc/channel.js';
@@ -10,6 +11,31 @@ export function serveMetricsFromPrimary(channel: PrimaryChannel, own: Metrics): 
       channel.workers().map((w) => channel.request<MetricsSnapshot>(w, 'metrics:snapshot', undefined, 2000).catch(() => null)),
     );
     return renderPrometheus(mergeSnapshots([own.snapshot(), ...snaps.filter((s): s is MetricsSnapshot => s !== null)]));
+  });
+}
+
+/** The ledger host's books as gauges of the primary (the actors live there). */
+export function watchLedger(metrics: Metrics, host: LedgerHost): void {
+  metrics.addGauges(() => {
+    const s = host.stats();
+    const out: Record<string, number> = {
+      ledger_open_holds: s.openHolds,
+      ledger_held_micros: s.heldMicros,
+      ledger_active_organizations: s.actors,
+      ledger_journal_backlog: s.backlog,
+      ledger_journal_flush_lag_seconds: s.flushLagMs / 1000,
+      ledger_overdraft_micros_total: s.overdraftMicros,
+      ledger_overdraft_settlements_total: s.overdraftSettlements,
+      ledger_expired_holds_total: s.expiredHolds,
+      ledger_progress_settlements_total: s.progressSettled,
+    };
+    if (s.shardsOwned !== undefined) {
+      out.ledger_shards_owned = s.shardsOwned;
+      out.ledger_shard_acquisitions_total = s.shardsAcquired ?? 0;
+      out.ledger_shard_takeovers_total = s.shardsTakenOver ?? 0;
+      out.ledger_shards_lost_total = s.shardsLost ?? 0;
+    }
+    return out;
   });
 }
 

@@ -18,7 +18,7 @@ import { migrate } from '../store/migrate.js';
 import { createPool } from '../store/pool.js';
 import { startSimulator, type Simulator } from '../simulator/index.js';
 import { PrimaryChannel } from '../ipc/channel.js';
-import { serveMetricsFromPrimary } from './metrics.js';
+import { serveMetricsFromPrimary, watchLedger } from './metrics.js';
 
 /** How long the start waits for the ledger host: past a lease (2 s) and a lease round, for a dead instance's entry to go. */
 const LEDGER_READY_WAIT_MS = 5000;
@@ -56,7 +56,9 @@ export async function runPrimary(config: Config): Promise<void> {
   const channel = new PrimaryChannel();
   const bus = new PgBus(storeUrl, pool, logger);
   await bus.start();
-  serveMetricsFromPrimary(channel, new Metrics('primary'));
+  const metrics = new Metrics('primary');
+  metrics.count('worker_restarts', 0);
+  serveMetricsFromPrimary(channel, metrics);
   // A key created through the console must work on every worker as soon as its creation answers, not only on the
   // worker that created it (NOTIFY reaches the others a few milliseconds later): that worker asks here, and every
   // worker catches up with the key change log before the answer goes out.
@@ -67,6 +69,7 @@ export async function runPrimary(config: Config): Promise<void> {
   // The organizations' ledger actors live here: all of them (embedded host, workers reach them over IPC), or
   // with REDIS_URL the shards this instance owns (workers of every instance reach them over Redis streams).
   const ledgerHost = startLedgerHost(config, { pool, channel, bus, logger });
+  watchLedger(metrics, ledgerHost);
   // Workers start once the ledger serves (Redis: every shard has an owner), so their first calls are not refused;
   // bounded, so an instance still starts (and answers its model list) while Redis is away.
   if (!(await ledgerHost.ready(LEDGER_READY_WAIT_MS))) logger.warn({ waitedMs: LEDGER_READY_WAIT_MS }, 'ledger not ready: model calls answer 503 until it is');
@@ -95,6 +98,7 @@ export async function runPrimary(config: Config): Promise<void> {
     earlyDeaths = lived < EARLY_DEATH_MS ? earlyDeaths + 1 : 0;
     const delay = Math.min(30_000, earlyDeaths === 0 ? 0 : 250 * 2 ** Math.min(earlyDeaths, 7));
     logger.warn({ worker: worker.process.pid, code, signal, restartInMs: delay }, 'worker died; starting a replacement');
+    metrics.count('worker_restarts');
     setTimeout(() => {
       if (!shuttingDown) fork();
     }, delay);

@@ -19,7 +19,7 @@ import { IpcLedgerClient, serveLedgerOverIpc } from './embedded-host.js';
 import { Ledger, type LedgerSettings, type LedgerStats } from './ledger.js';
 import type { LedgerClient } from './protocol.js';
 import { RedisLedgerClient } from './redis/client.js';
-import { RedisLedgerHost } from './redis/host.js';
+import { RedisLedgerHost, type ShardStats } from './redis/host.js';
 import { RedisKeys, redisPrefix } from './redis/keys.js';
 import { PgLedgerStore } from './store.js';
 
@@ -37,7 +37,8 @@ export interface LedgerHost {
    * owner, this instance's share held and started); false if `timeoutMs` ran out first.
    */
   ready(timeoutMs?: number): Promise<boolean>;
-  stats(): LedgerStats;
+  /** The Redis host adds its shard counts. */
+  stats(): LedgerStats & Partial<ShardStats>;
   /** Writes what is queued; call after the workers have stopped. */
   close(): Promise<void>;
 }

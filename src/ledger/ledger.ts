@@ -149,6 +149,7 @@ export class Ledger implements LedgerCore {
 
   /** Queues a late settlement for the next check: the checks of one turn share a store read. */
   private settleChecked(actor: OrgActor, usage: UsageRow): Promise<ReturnType<OrgActor['settle']>> {
+    actor.lastUsed = this.clock(); // not evicted while its check waits
     return new Promise((done) => {
       if (this.checks.push({ actor, usage, done }) === 1) setImmediate(() => void this.runChecks());
     });

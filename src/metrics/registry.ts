@@ -1,6 +1,9 @@
 // Per-process counters and a latency histogram. Each worker keeps its own;
 // /metrics merges the snapshots of every process (see cluster/metrics.ts), so
-// whichever worker answers, the numbers cover the whole instance.
+// whichever worker answers, the numbers cover the whole instance. Gauges are
+// read from their owners when a snapshot is taken (addGauges), never kept up
+// to date on a hot path. Every name is listed in docs/metrics.md.
+import { monitorEventLoopDelay, type IntervalHistogram } from 'node:perf_hooks';
 
 /** Upper bounds in seconds; wide enough for minute-long streams. */
 export const LATENCY_BUCKETS = [
@@ -19,24 +22,61 @@ export interface MetricsSnapshot {
   supplierErrors: Record<string, number>; // "supplier|kind" → count
   counters: Record<string, number>; // plain counters by metric name
   rssBytes: Record<string, number>; // "role pid" → resident memory
+  refusals: Record<string, number>; // error code answered → count
+  gauges: Record<string, number>; // series (name without prefix, with labels) → value; summed across processes
 }
+
+/** Type and help of the series that gauge providers report (name without the tollgate_ prefix, without labels). */
+const SERIES: Record<string, [type: 'gauge' | 'counter' | 'summary', help: string]> = {
+  ledger_open_holds: ['gauge', 'Open holds in the ledger actors this instance hosts.'],
+  ledger_held_micros: ['gauge', 'Money held by those holds, in micros (balance and package).'],
+  ledger_active_organizations: ['gauge', 'Organizations whose actor is in memory here.'],
+  ledger_journal_backlog: ['gauge', 'Settlements applied in memory and waiting to be written to the store.'],
+  ledger_journal_flush_lag_seconds: ['gauge', 'How long the oldest waiting settlement has waited.'],
+  ledger_overdraft_micros_total: ['counter', 'Money charged above holds (usage rows\' overdraft) by the ledger here, in micros.'],
+  ledger_overdraft_settlements_total: ['counter', 'Settlements charged above their hold by the ledger here.'],
+  ledger_expired_holds_total: ['counter', 'Holds released by their lease or maximum age without a settlement.'],
+  ledger_progress_settlements_total: ['counter', 'Holds settled on their stream\'s last progress after their owner died (outcome interrupted).'],
+  ledger_shards_owned: ['gauge', 'Redis ledger: shards this instance owns now.'],
+  ledger_shard_acquisitions_total: ['counter', 'Redis ledger: shards this instance acquired.'],
+  ledger_shard_takeovers_total: ['counter', 'Redis ledger: shards acquired that another instance had owned last.'],
+  ledger_shards_lost_total: ['counter', 'Redis ledger: shards whose lease this instance lost (a stall, another owner).'],
+  supplier_circuit_open: ['gauge', 'Workers of this instance whose circuit for this supplier is open now.'],
+  event_loop_delay_seconds: ['summary', 'Event-loop delay of each process since the previous scrape.'],
+};
+
+/** One histogram per process, sampled by Node itself (no timer of ours), read and reset at each snapshot. */
+let loopDelay: IntervalHistogram | null = null;
 
 export class Metrics {
   private readonly requests = new Map<string, number>();
   private readonly latency = new Map<string, Histogram>();
   private readonly supplierErrors = new Map<string, number>();
   private readonly counters = new Map<string, number>();
+  private readonly refusals = new Map<string, number>();
+  private readonly gaugeSources: Array<() => Record<string, number>> = [];
 
-  constructor(private readonly role = 'worker') {}
+  constructor(private readonly role = 'worker') {
+    if (loopDelay === null) {
+      loopDelay = monitorEventLoopDelay({ resolution: 10 });
+      loopDelay.enable();
+    }
+  }
+
+  /** A source of gauges (series → value), read at every snapshot. */
+  addGauges(source: () => Record<string, number>): void {
+    this.gaugeSources.push(source);
+  }
 
   /** A plain counter, rendered as tollgate_<name>_total. */
   count(name: string, n = 1): void {
     this.counters.set(name, (this.counters.get(name) ?? 0) + n);
   }
 
-  observeRequest(surface: string, status: number, seconds: number): void {
+  observeRequest(surface: string, status: number, seconds: number, refusal: string | null = null): void {
     const key = surface + '|' + status;
     this.requests.set(key, (this.requests.get(key) ?? 0) + 1);
+    if (refusal !== null) this.refusals.set(refusal, (this.refusals.get(refusal) ?? 0) + 1);
     let h = this.latency.get(surface);
     if (h === undefined) {
       h = { buckets: new Array<number>(LATENCY_BUCKETS.length + 1).fill(0), sum: 0, count: 0 };
@@ -55,12 +95,29 @@ export class Metrics {
   }
 
   snapshot(): MetricsSnapshot {
+    const gauges: Record<string, number> = {};
+    for (const source of this.gaugeSources) {
+      try {
+        addCounts(gauges, source());
+      } catch {
+        // A source that fails leaves its series out of this scrape rather than failing it.
+      }
+    }
+    const who = `role="${this.role}",pid="${process.pid}"`;
+    if (loopDelay !== null && loopDelay.count > 0) {
+      gauges[`event_loop_delay_seconds{${who},quantile="0.5"}`] = loopDelay.percentile(50) / 1e9;
+      gauges[`event_loop_delay_seconds{${who},quantile="0.99"}`] = loopDelay.percentile(99) / 1e9;
+      gauges[`event_loop_delay_seconds{${who},quantile="1"}`] = loopDelay.max / 1e9;
+      loopDelay.reset();
+    }
     return {
       requests: Object.fromEntries(this.requests),
       latency: Object.fromEntries(this.latency),
       supplierErrors: Object.fromEntries(this.supplierErrors),
       counters: Object.fromEntries(this.counters),
       rssBytes: { [`${this.role} ${process.pid}`]: process.memoryUsage.rss() },
+      refusals: Object.fromEntries(this.refusals),
+      gauges,
     };
   }
 }
@@ -70,9 +127,11 @@ function addCounts(into: Record<string, number>, from: Record<string, number>): 
 }
 
 export function mergeSnapshots(snaps: MetricsSnapshot[]): MetricsSnapshot {
-  const out: MetricsSnapshot = { requests: {}, latency: {}, supplierErrors: {}, counters: {}, rssBytes: {} };
+  const out: MetricsSnapshot = { requests: {}, latency: {}, supplierErrors: {}, counters: {}, rssBytes: {}, refusals: {}, gauges: {} };
   for (const s of snaps) {
     addCounts(out.requests, s.requests);
+    addCounts(out.refusals, s.refusals ?? {});
+    addCounts(out.gauges, s.gauges ?? {});
     addCounts(out.supplierErrors, s.supplierErrors);
     addCounts(out.counters, s.counters);
     Object.assign(out.rssBytes, s.rssBytes);
@@ -111,6 +170,23 @@ export function renderPrometheus(s: MetricsSnapshot): string {
   for (const [key, n] of Object.entries(s.supplierErrors)) {
     const [supplier, kind] = key.split('|');
     lines.push(`tollgate_supplier_errors_total{supplier="${supplier}",kind="${kind}"} ${n}`);
+  }
+  lines.push('# HELP tollgate_refusals_total Requests answered with an error, by the error code of their envelope.');
+  lines.push('# TYPE tollgate_refusals_total counter');
+  for (const [code, n] of Object.entries(s.refusals)) lines.push(`tollgate_refusals_total{code="${code}"} ${n}`);
+  const byName = new Map<string, string[]>();
+  for (const [series, v] of Object.entries(s.gauges)) {
+    const brace = series.indexOf('{');
+    const name = brace < 0 ? series : series.slice(0, brace);
+    const list = byName.get(name) ?? [];
+    list.push(`tollgate_${series} ${v}`);
+    byName.set(name, list);
+  }
+  for (const [name, list] of byName) {
+    const [type, help] = SERIES[name] ?? ['gauge', ''];
+    if (help !== '') lines.push(`# HELP tollgate_${name} ${help}`);
+    lines.push(`# TYPE tollgate_${name} ${type}`);
+    lines.push(...list);
   }
   for (const [name, n] of Object.entries(s.counters)) {
     lines.push(`# TYPE tollgate_${name}_total counter`);

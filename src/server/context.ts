@@ -104,6 +104,8 @@ export class RequestContext {
   bodyBytes = 0;
   /** Called once when the client goes away before the response is complete. */
   onAbort: (() => void) | null = null;
+  /** The error code answered (its envelope's), for the refusals metric; null when none. */
+  refusal: string | null = null;
   /** Filled by authentication, for the request log line. */
   orgId: string | null = null;
   keyId: string | null = null;

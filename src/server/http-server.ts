@@ -209,7 +209,7 @@ export class HttpServer implements RequestSink {
 
   requestDone(ctx: RequestContext): void {
     const seconds = (performance.now() - ctx.startedAt) / 1000;
-    this.opts.metrics.observeRequest(ctx.route.surface, ctx.status, seconds);
+    this.opts.metrics.observeRequest(ctx.route.surface, ctx.status, seconds, ctx.refusal);
     this.opts.logger.info(
       { rid: ctx.requestId, method: ctx.method, path: ctx.path.length > MAX_LOGGED_PATH ? ctx.path.slice(0, MAX_LOGGED_PATH) + '…' : ctx.path, status: ctx.status, ms: Math.round(seconds * 1e4) / 10, org: ctx.orgId, key_id: ctx.keyId },
       'request',

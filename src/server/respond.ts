@@ -46,6 +46,7 @@ export function sendJson(ctx: RequestContext, status: number, json: string | Buf
  */
 export function sendError(ctx: RequestContext, error: unknown, extraHeaders: Array<[string, string]> | null = null, closeConnection = false): void {
   const err = asGatewayError(error);
+  ctx.refusal = err.code;
   const headers: Array<[string, string]> = extraHeaders ?? [];
   if (err.retryAfterSeconds !== null) headers.push(['Retry-After', String(err.retryAfterSeconds)]);
   if (err.code === 'invalid_api_key') headers.push(['WWW-Authenticate', 'Bearer']);

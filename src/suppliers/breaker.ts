@@ -32,6 +32,13 @@ export class CircuitBreaker {
     this.states.set(supplier, s);
   }
 
+  /** For /metrics: 1 per supplier whose circuit is open in this process now (summed over the workers). */
+  gauges(now = Date.now()): Record<string, number> {
+    const out: Record<string, number> = {};
+    for (const [supplier, s] of this.states) if (s.openUntil > now) out[`supplier_circuit_open{supplier="${supplier}"}`] = 1;
+    return out;
+  }
+
   success(supplier: string): void {
     const s = this.states.get(supplier);
     if (s === undefined) return;

@@ -63,6 +63,8 @@ export class SupplierDispatcher {
     private readonly metrics: Metrics,
   ) {
     this.breaker = new CircuitBreaker(settings.breakerThreshold, settings.breakerCooldownMs, logger);
+    metrics.addGauges(() => this.breaker.gauges());
+    metrics.count('supplier_failovers', 0);
     this.credentials = new CredentialPolicy(settings.credentialEnvAllow);
     this.targets = new RouteTargets(this.credentials);
   }
@@ -124,6 +126,7 @@ export class SupplierDispatcher {
           continue;
         }
         this.breaker.success(supplier.id);
+        if (kinds.length > 0) this.metrics.count('supplier_failovers');
         return { route, statusCode: res.statusCode, contentType: String(res.headers['content-type'] ?? ''), body: res.body };
       } catch (err) {
         if (signal.aborted) throw err;

@@ -82,7 +82,7 @@ if (db !== null) {
     t.match(text, /tollgate_requests_total\{surface="models",status="200"\} \d+/);
     t.match(text, /tollgate_request_duration_seconds_bucket\{surface="models",le="\+Inf"\} \d+/);
     t.match(text, /tollgate_process_resident_memory_bytes\{role="primary",pid="\d+"\} \d+/);
-    t.equal((text.match(/role="worker"/g) ?? []).length, 2, 'both workers report, whichever answered');
+    t.equal((text.match(/tollgate_process_resident_memory_bytes\{role="worker"/g) ?? []).length, 2, 'both workers report, whichever answered');
   });
 
   t.test('one JSON log line per finished request, with no secret or body', async (t) => {

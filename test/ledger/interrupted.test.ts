@@ -9,6 +9,7 @@ import { organization, provision, usageRows } from '../helpers/provision.js';
 import { startGateway, type Gateway } from '../helpers/gateway.js';
 import { testDatabase } from '../helpers/services.js';
 import { workerPids } from '../helpers/workers.js';
+import { scrape } from './scrape.js';
 import { eventually, killInstance, sharedRedis, sleep, startInstances, waitForSpread, redisFor } from '../e2e/scale-out-helpers.js';
 
 const LEASE_MS = 1000;
@@ -78,4 +79,8 @@ t.test('Redis: kill -9 of the instance serving the stream', async (t) => {
   stream.cancel();
   await sleep(100);
   await checkBilled(t, gateways[1].url, orgId, LEASE_MS * 4 + 15_000);
+  const m = await scrape(gateways[1].url);
+  t.equal(m.sum('tollgate_ledger_shards_owned'), 16, 'the survivor owns every shard');
+  t.ok(m.sum('tollgate_ledger_shard_takeovers_total') >= 1, `takeovers counted (${m.sum('tollgate_ledger_shard_takeovers_total')})`);
+  t.equal(m.sum('tollgate_ledger_progress_settlements_total'), 1, 'the settlement on progress counted');
 });

@@ -4,6 +4,7 @@
 // on the last progress as an 'interrupted' usage row. Without progress the
 // hold is released for free, as before.
 import t, { type Test } from 'tap';
+import { decodeHold, encodeHold } from '../../src/ledger/redis/keys.js';
 import { FakeStore } from './fake-store.js';
 import { FakeClock, makeLedger, ORG, SETTINGS, usage } from './helpers.js';
 
@@ -55,4 +56,15 @@ t.test('the owner settles within the grace: its own settlement wins', async (t) 
   t.same([store.usage.get('s1')!.outcome, store.usage.get('s1')!.chargedMicros], ['completed', 1200]);
   t.equal(store.orgs.get(ORG)!.balance, 10_000 - 1200, 'charged once, by the real settlement');
   t.equal(ledger.stats().progressSettled, 0);
+});
+
+t.test('the hold mirror (Redis) carries the progress, bounded by the hold, so a takeover settles on it', async (t) => {
+  const hold = { orgId: ORG, requestId: 's1', funding: 'balance' as const, amount: 3000, owner: 'i/1', createdAt: 5 };
+  t.same(decodeHold('s1', encodeHold(hold)), hold, 'without progress: as before');
+  const withProgress = { ...hold, progress: { ...usage('s1', 800, 3000), outcome: 'interrupted' } };
+  t.same(decodeHold('s1', encodeHold(withProgress)), withProgress, 'with progress: round trip');
+  const tooMuch = JSON.stringify([ORG, 'balance', 3000, 'i/1', 5, { ...usage('s1', 99_999, 3000), outcome: 'interrupted' }]);
+  t.equal(decodeHold('s1', tooMuch)!.progress!.chargedMicros, 3000, 'a mirrored charge above the hold is cut to the hold');
+  const otherRequest = JSON.stringify([ORG, 'balance', 3000, 'i/1', 5, usage('s2', 800, 3000)]);
+  t.equal(decodeHold('s1', otherRequest)!.progress, undefined, 'progress of another request is ignored');
 });

@@ -32,6 +32,13 @@ export interface RedisHostOptions {
   logger: Logger;
 }
 
+export interface ShardStats {
+  shardsOwned: number;
+  shardsAcquired: number;
+  shardsTakenOver: number;
+  shardsLost: number;
+}
+
 interface Owned {
   actor: ShardActor;
   started: boolean;
@@ -109,7 +116,7 @@ export class RedisLedgerHost {
   }
 
   /** The shards' ledgers summed (a shard's counts since start go with it when it leaves), and this instance's shard moves. */
-  stats(): LedgerStats & { shardsOwned: number; shardsAcquired: number; shardsTakenOver: number; shardsLost: number } {
+  stats(): LedgerStats & ShardStats {
     const total = { actors: 0, owners: 0, openHolds: 0, expiredHolds: 0, heldMicros: 0, backlog: 0, flushLagMs: 0, overdraftMicros: 0, overdraftSettlements: 0, progressSettled: 0 };
     for (const o of this.owned.values()) {
       const s = o.actor.ledger.stats();
