@@ -24,8 +24,6 @@ interface Envelope {
 /** Envelopes for one peer, sent together once this event-loop turn's callbacks have run. */
 class Outbox {
   private queue: Envelope[] = [];
-  /** Told once their envelope is written to the channel (true) or lost with it (false). */
-  private written: Array<(ok: boolean) => void> = [];
   private scheduled = false;
 
   constructor(
@@ -35,10 +33,9 @@ class Outbox {
   ) {}
 
   /** False only when the channel is closed; a full backlog still queues the message. */
-  post(m: Envelope, onWritten?: (ok: boolean) => void): boolean {
+  post(m: Envelope): boolean {
     if (!this.open()) return false;
     this.queue.push(m);
-    if (onWritten !== undefined) this.written.push(onWritten);
     if (!this.scheduled) {
       this.scheduled = true;
       setImmediate(this.flush);
@@ -49,13 +46,9 @@ class Outbox {
   private readonly flush = (): void => {
     this.scheduled = false;
     const queued = this.queue;
-    const written = this.written;
     this.queue = [];
-    this.written = [];
-    const ok = this.open();
-    if (ok) this.write(queued.length === 1 ? queued[0]! : { tg: 1, b: queued });
-    else this.lost(queued);
-    for (const tell of written) tell(ok);
+    if (!this.open()) return this.lost(queued);
+    this.write(queued.length === 1 ? queued[0]! : { tg: 1, b: queued });
   };
 }
 
@@ -159,8 +152,8 @@ export class WorkerChannel extends Channel {
     process.on('message', (msg) => this.deliver(msg, null, (m) => this.post(m)));
   }
 
-  private post(m: Envelope, onWritten?: (ok: boolean) => void): boolean {
-    return this.outbox.post(m, onWritten);
+  private post(m: Envelope): boolean {
+    return this.outbox.post(m);
   }
 
   request<T>(type: string, payload?: unknown, timeoutMs = 5000): Promise<T> {
@@ -169,18 +162,6 @@ export class WorkerChannel extends Channel {
 
   send(type: string, payload?: unknown): void {
     this.post({ tg: 1, t: type, p: payload });
-  }
-
-  /**
-   * A one-way message that resolves once it has been written to the channel
-   * (handed to the primary's pipe: a later crash of this process does not
-   * lose it), without waiting for the primary to answer.
-   */
-  handOff(type: string, payload: unknown): Promise<void> {
-    return new Promise((resolve, reject) => {
-      const closed = (): void => reject(new Error(`ipc ${type}: channel closed`));
-      if (!this.post({ tg: 1, t: type, p: payload }, (ok) => (ok ? resolve() : closed()))) closed();
-    });
   }
 }
 

@@ -1,13 +1,9 @@
 // The embedded host: the actors live in the cluster primary and the workers
 // reach them over cluster IPC. A reservation (admission and hold together) is
-// one request/reply. A settlement with billing.flush_ms = 0 is one
-// request/reply answered when the charge is written; with flush_ms > 0 it is
-// one one-way message, done once it is in the primary's pipe (a worker crash
-// after that loses nothing, and the primary answering would only say "queued",
-// which its journal already promises). A worker's heartbeat is one small
-// one-way message every third of a lease.
+// one request/reply; a settlement is one request/reply answered when the
+// charge is as durable as billing.flush_ms promises; a worker's heartbeat is
+// one small one-way message every third of a lease.
 import type { PrimaryChannel, WorkerChannel } from '../ipc/channel.js';
-import type { Logger } from '../log/logger.js';
 import type { Ledger } from './ledger.js';
 import type {
   AccountView,
@@ -29,16 +25,9 @@ const SETTLE_TIMEOUT_MS = 15_000;
 const CONSOLE_TIMEOUT_MS = 10_000;
 
 /** The primary's side: delivers workers' commands to the ledger. */
-export function serveLedgerOverIpc(channel: PrimaryChannel, ledger: Ledger, logger: Logger): void {
+export function serveLedgerOverIpc(channel: PrimaryChannel, ledger: Ledger): void {
   channel.on('ledger:reserve', (cmd: ReserveCommand) => ledger.reserve(cmd));
   channel.on('ledger:settle', (cmd: SettleCommand) => ledger.settle(cmd));
-  // One-way: nobody waits for it. It can fail only when the organization's actor must be loaded again (evicted
-  // after its hold expired) and the store does not answer: logged with what an operator needs to redo it.
-  channel.on('ledger:settle-queued', (cmd: SettleCommand) =>
-    void ledger.settle(cmd).catch((err: Error) =>
-      logger.error({ rid: cmd.usage.requestId, org: cmd.usage.orgId, charged: cmd.usage.chargedMicros, err: err.message }, 'ledger: settlement not applied'),
-    ),
-  );
   channel.on('ledger:release', (cmd: ReleaseCommand) => ledger.release(cmd));
   channel.on('ledger:credit', (cmd: CreditCommand) => ledger.credit(cmd));
   channel.on('ledger:account', (orgId: string) => ledger.account(orgId));
@@ -56,7 +45,6 @@ export class IpcLedgerClient implements LedgerClient {
   constructor(
     private readonly channel: WorkerChannel,
     holdLeaseMs: number,
-    private readonly flushMs: number,
   ) {
     // A third of the lease: two heartbeats can be lost or late before holds go.
     this.beat = setInterval(() => channel.send('ledger:beat', this.owner), Math.max(10, Math.floor(holdLeaseMs / 3)));
@@ -69,7 +57,6 @@ export class IpcLedgerClient implements LedgerClient {
   }
 
   async settle(cmd: SettleCommand): Promise<void> {
-    if (this.flushMs > 0) return this.channel.handOff('ledger:settle-queued', cmd);
     await this.channel.request('ledger:settle', cmd, SETTLE_TIMEOUT_MS);
   }
 
