@@ -41,9 +41,11 @@ const DIRECT_WRITE_AFTER_MS = 2000;
 /**
  * A one-way settlement is kept this long (one to two of these) after it was
  * sent: should the connection drop meanwhile, Redis may have lost it unread
- * (restarted empty), so it is sent again, marked check, on reconnecting.
+ * (restarted empty), so it is sent again, marked check, on reconnecting. An
+ * owner reads within milliseconds, or within a takeover (2–2.5 s); kept as
+ * the command's text, a few MB at most at thousands of calls per second.
  */
-const RESEND_WINDOW_MS = 5000;
+const RESEND_WINDOW_MS = 2000;
 /** How long a worker's first commands wait for its reply channel and command connection before answering 503. */
 const FIRST_SUBSCRIPTION_WAIT_MS = 1000;
 
@@ -94,9 +96,9 @@ export class RedisLedgerClient implements LedgerClient {
   private readonly timers: NodeJS.Timeout[] = [];
   /** One-way settlements whose XADD Redis has not answered yet (or that are being written directly). */
   private readonly handedOff = new Set<Promise<void>>();
-  /** One-way settlements of this window and the one before, by request id: see RESEND_WINDOW_MS. */
-  private sentRecently = new Map<string, UsageRow>();
-  private sentBefore = new Map<string, UsageRow>();
+  /** One-way settlements (their XADD's text) of this window and the one before: see RESEND_WINDOW_MS. */
+  private sentRecently: string[] = [];
+  private sentBefore: string[] = [];
   private pool: Pool | null = null;
 
   constructor(private readonly opts: RedisClientOptions) {
@@ -121,7 +123,7 @@ export class RedisLedgerClient implements LedgerClient {
     this.timers.push(
       setInterval(() => {
         this.sentBefore = this.sentRecently;
-        this.sentRecently = new Map();
+        this.sentRecently = [];
       }, RESEND_WINDOW_MS),
     );
     this.commands.on('ready', () => {
@@ -169,9 +171,10 @@ export class RedisLedgerClient implements LedgerClient {
    */
   private handOff(cmd: SettleCommand): Promise<void> {
     const env: Envelope = { o: 'settle', i: 0, r: null, p: cmd };
+    const text = JSON.stringify(env);
     const sentAt = Date.now();
     const done: Promise<void> = this.commands
-      .xadd(this.opts.keys.stream(shardOf(cmd.usage.orgId)), '*', 'm', JSON.stringify(env))
+      .xadd(this.opts.keys.stream(shardOf(cmd.usage.orgId)), '*', 'm', text)
       .then(
         () => {},
         () => this.settleDirectly(cmd.usage, sentAt),
@@ -183,7 +186,7 @@ export class RedisLedgerClient implements LedgerClient {
       })
       .finally(() => this.handedOff.delete(done));
     this.handedOff.add(done);
-    this.sentRecently.set(cmd.usage.requestId, cmd.usage);
+    this.sentRecently.push(text);
     return new Promise((resolve) => setImmediate(resolve));
   }
 
@@ -194,10 +197,13 @@ export class RedisLedgerClient implements LedgerClient {
    * or the charge in the store) and settle the call where it did not.
    */
   private resendRecent(): void {
-    const all = new Map([...this.sentBefore, ...this.sentRecently]);
-    this.sentBefore = new Map();
-    this.sentRecently = new Map();
-    for (const usage of all.values()) this.queue('settle', usage.orgId, usage.requestId, { usage, check: true } satisfies SettleCommand);
+    const sent = [...this.sentBefore, ...this.sentRecently];
+    this.sentBefore = [];
+    this.sentRecently = [];
+    for (const text of sent) {
+      const { usage } = (JSON.parse(text) as Envelope).p as SettleCommand;
+      this.queue('settle', usage.orgId, usage.requestId, { usage, check: true } satisfies SettleCommand);
+    }
   }
 
   /**
