@@ -2,7 +2,12 @@
 // organization's shard stream (concurrent callers in one tick share a write:
 // auto-pipelining); the answer comes back on this worker's own pub/sub
 // channel, pushed by the shard's owner. So a reservation costs the worker one
-// Redis command and waits for one push.
+// Redis command and waits for one push. With billing.flush_ms > 0 a
+// settlement waits for nothing: its XADD is handed to the socket in the
+// call's own turn of the event loop, before the reply is (as the embedded
+// host hands it to its IPC pipe), and Redis's answer is checked in the
+// background. Once in the stream it stays there until the shard's owner has
+// written it (XACK after the journal), so nobody needs the actor's answer.
 //
 // When Redis cannot be reached a reservation fails at once (the caller
 // answers 503: no unbilled traffic). A settlement, though, is money already
@@ -23,9 +28,8 @@ import { SHARDS, shardOf, type Envelope, type Op, type RedisKeys, type ReplyMess
 
 /** A reservation stands between the caller and its first byte: fail fast (the caller answers 503). */
 const RESERVE_TIMEOUT_MS = 3000;
-/** With flush_ms = 0 the actor answers after the write, which it caps at 10 s. */
+/** With flush_ms = 0 the actor answers after the write, which it caps at 10 s (with flush_ms > 0 nobody waits). */
 const SETTLE_TIMEOUT_DURABLE_MS = 12_000;
-const SETTLE_TIMEOUT_MS = 5000;
 const CONSOLE_TIMEOUT_MS = 10_000;
 const RELEASE_RETRY_MS = 1000;
 /**
@@ -34,6 +38,14 @@ const RELEASE_RETRY_MS = 1000;
  * (SETTLE_CHECK_AFTER_MS, ledger.ts) that another writer may have stored it.
  */
 const DIRECT_WRITE_AFTER_MS = 2000;
+/**
+ * A one-way settlement is kept this long (one to two of these) after it was
+ * sent: should the connection drop meanwhile, Redis may have lost it unread
+ * (restarted empty), so it is sent again, marked check, on reconnecting. An
+ * owner reads within milliseconds, or within a takeover (2–2.5 s); kept as
+ * the command's text, a few MB at most at thousands of calls per second.
+ */
+const RESEND_WINDOW_MS = 2000;
 /** How long a worker's first commands wait for its reply channel and command connection before answering 503. */
 const FIRST_SUBSCRIPTION_WAIT_MS = 1000;
 
@@ -82,6 +94,11 @@ export class RedisLedgerClient implements LedgerClient {
   /** Releases (and settlements written directly) to deliver once Redis answers again, with when they were first asked. */
   private readonly releases = new Map<string, { env: Envelope; orgId: string; requestId: string; since: number }>();
   private readonly timers: NodeJS.Timeout[] = [];
+  /** One-way settlements whose XADD Redis has not answered yet (or that are being written directly). */
+  private readonly handedOff = new Set<Promise<void>>();
+  /** One-way settlements (their XADD's text) of this window and the one before: see RESEND_WINDOW_MS. */
+  private sentRecently: string[] = [];
+  private sentBefore: string[] = [];
   private pool: Pool | null = null;
 
   constructor(private readonly opts: RedisClientOptions) {
@@ -103,6 +120,15 @@ export class RedisLedgerClient implements LedgerClient {
     beat();
     this.timers.push(setInterval(beat, Math.max(10, Math.floor(opts.holdLeaseMs / 3))));
     this.timers.push(setInterval(() => this.retryReleases(), RELEASE_RETRY_MS));
+    this.timers.push(
+      setInterval(() => {
+        this.sentBefore = this.sentRecently;
+        this.sentRecently = [];
+      }, RESEND_WINDOW_MS),
+    );
+    this.commands.on('ready', () => {
+      if (this.everConnected) this.resendRecent();
+    });
     for (const t of this.timers) t.unref();
   }
 
@@ -120,18 +146,76 @@ export class RedisLedgerClient implements LedgerClient {
   }
 
   async settle(cmd: SettleCommand): Promise<void> {
-    const timeout = this.opts.flushMs === 0 ? SETTLE_TIMEOUT_DURABLE_MS : SETTLE_TIMEOUT_MS;
+    if (this.opts.flushMs > 0 && (await this.connected())) return this.handOff(cmd);
     const sentAt = Date.now();
     try {
-      await this.ask('settle', shardOf(cmd.usage.orgId), cmd, timeout);
+      await this.ask('settle', shardOf(cmd.usage.orgId), cmd, SETTLE_TIMEOUT_DURABLE_MS);
     } catch (err) {
       // The actor answered with an error (its store is failing): the caller retries through it.
       if (!(err instanceof NotSent) && !(err instanceof NoAnswer)) throw err;
-      const wait = sentAt + DIRECT_WRITE_AFTER_MS - Date.now();
-      if (err instanceof NoAnswer && wait > 0) await new Promise((r) => setTimeout(r, wait));
-      await this.settleInStore(cmd.usage);
-      this.queue('settle', cmd.usage.orgId, cmd.usage.requestId, { usage: cmd.usage, check: true } satisfies SettleCommand);
+      await this.settleDirectly(cmd.usage, err instanceof NoAnswer ? sentAt : null);
     }
+  }
+
+  /** Every settlement handed off so far is in Redis or in the store (or given up on and logged). */
+  async delivered(): Promise<void> {
+    while (this.handedOff.size > 0) await Promise.allSettled([...this.handedOff]);
+  }
+
+  /**
+   * One way: resolves once the XADD is on the socket (the auto-pipeline
+   * writes in the check phase of this turn; our setImmediate runs after it),
+   * so a crash of this process after that loses nothing, as with the embedded
+   * host's pipe. Redis not taking it (refused, or no answer within the
+   * connection's command timeout) is the NoAnswer case of the durable path.
+   */
+  private handOff(cmd: SettleCommand): Promise<void> {
+    const env: Envelope = { o: 'settle', i: 0, r: null, p: cmd };
+    const text = JSON.stringify(env);
+    const sentAt = Date.now();
+    const done: Promise<void> = this.commands
+      .xadd(this.opts.keys.stream(shardOf(cmd.usage.orgId)), '*', 'm', text)
+      .then(
+        () => {},
+        () => this.settleDirectly(cmd.usage, sentAt),
+      )
+      .catch((err: Error) => {
+        // The store refused too: the settlement stays queued for Redis, and the actor writes it when it arrives.
+        this.opts.logger.error({ rid: cmd.usage.requestId, org: cmd.usage.orgId, err: err.message }, 'ledger: settlement neither sent nor written; queued for Redis');
+        this.queue('settle', cmd.usage.orgId, cmd.usage.requestId, { usage: cmd.usage, check: true } satisfies SettleCommand);
+      })
+      .finally(() => this.handedOff.delete(done));
+    this.handedOff.add(done);
+    this.sentRecently.push(text);
+    return new Promise((resolve) => setImmediate(resolve));
+  }
+
+  /**
+   * Back after a dropped connection: the settlements of the last window may
+   * be gone unread with Redis's data. Sent again marked check, they change
+   * nothing where the first one arrived (the actor finds the request closed
+   * or the charge in the store) and settle the call where it did not.
+   */
+  private resendRecent(): void {
+    const sent = [...this.sentBefore, ...this.sentRecently];
+    this.sentBefore = [];
+    this.sentRecently = [];
+    for (const text of sent) {
+      const { usage } = (JSON.parse(text) as Envelope).p as SettleCommand;
+      this.queue('settle', usage.orgId, usage.requestId, { usage, check: true } satisfies SettleCommand);
+    }
+  }
+
+  /**
+   * The actor could not be reached: the journal's statement straight to the
+   * store, then the settlement again (marked check) once Redis answers.
+   * `sentAt`: when it may have reached Redis (null: it cannot have).
+   */
+  private async settleDirectly(usage: UsageRow, sentAt: number | null): Promise<void> {
+    const wait = sentAt === null ? 0 : sentAt + DIRECT_WRITE_AFTER_MS - Date.now();
+    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+    await this.settleInStore(usage);
+    this.queue('settle', usage.orgId, usage.requestId, { usage, check: true } satisfies SettleCommand);
   }
 
   /** Best effort, nobody waits: a lost progress only means the previous one (or none) is what a takeover settles on. */
@@ -167,6 +251,7 @@ export class RedisLedgerClient implements LedgerClient {
 
   async close(): Promise<void> {
     for (const t of this.timers) clearInterval(t);
+    await this.delivered();
     await this.retryReleases();
     for (const w of this.waiting.values()) clearTimeout(w.timer);
     // Drained: nothing of ours is held any more, so no owner needs to wait for our lease.
@@ -176,10 +261,15 @@ export class RedisLedgerClient implements LedgerClient {
     await this.pool?.end().catch(() => {});
   }
 
-  private async ask<T>(op: Op, shard: number, payload: unknown, timeoutMs: number): Promise<T> {
+  /** Whether commands can be sent now; a worker's first commands wait briefly for its first connections. */
+  private async connected(): Promise<boolean> {
     if (!this.everConnected) await Promise.race([this.firstConnections, new Promise((r) => setTimeout(r, FIRST_SUBSCRIPTION_WAIT_MS))]);
+    return this.commands.status === 'ready';
+  }
+
+  private async ask<T>(op: Op, shard: number, payload: unknown, timeoutMs: number): Promise<T> {
+    if (!(await this.connected())) throw new NotSent(`ledger: Redis connection ${this.commands.status}`);
     if (!this.subscribed) throw new NotSent('ledger: no reply channel (Redis unreachable)');
-    if (this.commands.status !== 'ready') throw new NotSent(`ledger: Redis connection ${this.commands.status}`);
     const i = ++this.seq;
     const env: Envelope = { o: op, i, r: this.channel, p: payload };
     if (op === 'reserve') env.x = Date.now() + timeoutMs;

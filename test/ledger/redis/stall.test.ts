@@ -54,8 +54,10 @@ if (redis !== null && db !== null) {
     const final = credits - charges.reduce((a, b) => a + b, 0);
 
     redis.pause();
-    // Each settlement's command reaches the stalled server's socket, times out, and is written to the store directly.
+    // Each settlement's command reaches the stalled server's socket, times out, and is written to the store directly
+    // (with flush_ms > 0 settle() resolves once the command is on the socket; delivered() once each one is somewhere).
     await Promise.all(holds.map((h, i) => client.settle({ usage: { ...usage(h.requestId, charges[i], h.amount, 'balance', orgId), finishedAt: Date.now() } })));
+    await client.delivered();
     const stored = Number((await pool.query('SELECT balance_micros FROM organizations WHERE id = $1', [orgId])).rows[0].balance_micros);
     t.equal(stored, final, 'every settlement is in the store while Redis is stalled');
     await sleep(1500); // at least one reconcile: memory has read the store's new balance
