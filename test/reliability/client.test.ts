@@ -203,12 +203,13 @@ if (rig !== null) {
       sameWorker(t);
     });
   });
-  t.test('a model call followed by a pipelined request: both answered', { todo: 'a POST with a body followed by any request in the same write gets no answer at all (nor does a GET before it): the connection hangs until uWS’s idle timeout; GET+GET and GET+POST are answered. src/server/** (hotpath)' }, async (t) => {
+  const PIPELINE_TODO = 'a POST with a body followed by any request in the same write gets no answer at all (nor does a GET before it): the connection hangs until uWS’s idle timeout; GET+GET and GET+POST are answered. src/server/** (hotpath)';
+  t.test('a model call followed by a pipelined request: both answered', async (t) => {
     const { key } = await rig.org();
     const body = chatBody('pipelined [sim:words=3]');
     const post = chatHead(key, Buffer.byteLength(body)) + body;
-    t.same(await pipelined(post + GET, 2), ['HTTP/1.1 200', 'HTTP/1.1 200'], 'POST then GET');
-    t.same(await pipelined(post + post, 2), ['HTTP/1.1 200', 'HTTP/1.1 200'], 'POST then POST');
+    t.same(await pipelined(post + GET, 2), ['HTTP/1.1 200', 'HTTP/1.1 200'], 'POST then GET', { todo: PIPELINE_TODO });
+    t.same(await pipelined(post + post, 2), ['HTTP/1.1 200', 'HTTP/1.1 200'], 'POST then POST', { todo: PIPELINE_TODO });
   });
 
   t.test('oversized headers: refused or cut, the worker unharmed', async (t) => {
