@@ -199,6 +199,15 @@ async function main(): Promise<number> {
     rss.sample();
     report.rssFrom(rss.series);
     report.scaleSlopes(SAMPLE_MS);
+    // Memory bounded: no process that lived through the second half may keep growing in it.
+    const samples = Math.max(...[...rss.series.values()].map((x) => x.length));
+    for (const [label, series] of rss.series) {
+      const slope = report.rss.get(label)?.secondHalfSlopeMBPerMin;
+      const mid = series[Math.floor(series.length / 2)];
+      if (series.length === samples && SECONDS >= 600 && slope !== undefined && slope > 2 && series[series.length - 1] > mid * 1.25) {
+        report.invariantsFailed.push(`RSS of ${label} rising through the second half: +${slope.toFixed(1)} MB/min`);
+      }
+    }
 
     await gw.stop();
     const leaks = findSecrets(gw.output() + '\n' + (await dumpTables(db)), [...keys, ...markers]);

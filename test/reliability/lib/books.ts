@@ -122,3 +122,16 @@ export async function checkHolds(gatewayUrl: string, databaseUrl: string, timeou
   }
   return { leaked, violations };
 }
+
+/** Which of these request ids have no usage row in the store. */
+export async function missingRows(databaseUrl: string, requestIds: string[]): Promise<string[]> {
+  const c = new pg.Client({ connectionString: databaseUrl });
+  await c.connect();
+  try {
+    const { rows } = await c.query('SELECT request_id FROM usage_records WHERE request_id = ANY($1)', [requestIds]);
+    const found = new Set(rows.map((r) => String(r.request_id)));
+    return requestIds.filter((id) => !found.has(id));
+  } finally {
+    await c.end();
+  }
+}

@@ -8,7 +8,7 @@
 // Kinds:
 //   hang         accept the request, never answer (the gateway's headers timeout)
 //   stall=N      forward the headers and N events (unary: nothing of the body), then go silent (body timeout)
-//   reset=N      forward the headers and N events, then reset the connection (TCP RST)
+//   reset=N      forward the headers and N events (unary: nothing of the body), then reset the connection (TCP RST)
 //   nonewline    200 text/event-stream: one event without its terminating blank line, then end
 //   badjson      200 text/event-stream: `data: {not json` as the first event
 //   unknown      an event of a type no supplier sends before the real stream, which then goes on
@@ -96,7 +96,8 @@ export async function startFaultSupplier(simulatorUrl: string): Promise<FaultSup
             // stall: keep the connection open and silent. reset: once what was written had time to be read (an RST discards unread data).
             if (fault.kind === 'reset') setTimeout(() => req.socket.resetAndDestroy(), fault.n === 0 ? 0 : 100);
           };
-          if (fault.n === 0) return cut();
+          // A unary reply has no events: stalled or reset before any of its body.
+          if (fault.n === 0 || !String(upRes.headers['content-type'] ?? '').startsWith('text/event-stream')) return cut();
           upRes.on('data', (c: Buffer) => {
             if (events >= fault.n) return;
             pending += c.toString('utf8');

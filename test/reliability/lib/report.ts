@@ -26,8 +26,12 @@ export class Report {
     if (r.outcome === 'broken' && this.broken.length < 20) this.broken.push(r);
   }
 
+  /** A fault seen again (the soak repeats its schedule) adds to its line: one line per kind of fault, worst p99 kept. */
   fault(fault: string, injected: number, others: BystanderStats): void {
-    this.faults.push({ fault, injected, others });
+    const line = this.faults.find((f) => f.fault === fault);
+    if (line === undefined) return void this.faults.push({ fault, injected, others: { ...others } });
+    line.injected += injected;
+    line.others = { sent: line.others.sent + others.sent, errors: line.others.errors + others.errors, p99: Math.max(line.others.p99, others.p99), samples: line.others.samples };
   }
 
   rssFrom(series: Map<string, number[]>): void {
@@ -68,7 +72,7 @@ export class Report {
     if (this.faults.length > 0) lines.push('other clients during each fault:');
     for (const f of this.faults) {
       const rate = f.others.sent === 0 ? 0 : (100 * f.others.errors) / f.others.sent;
-      lines.push(`  ${f.fault.padEnd(28)} ${f.others.sent} calls, ${rate.toFixed(1)}% errors, p99 ${f.others.p99.toFixed(0)} ms`);
+      lines.push(`  ${f.fault.padEnd(30)} ${f.others.sent} calls, ${rate.toFixed(1)}% errors, worst p99 ${f.others.p99.toFixed(0)} ms`);
     }
     for (const b of this.broken.slice(0, 5)) lines.push(`  ✗ broken answer: ${b.surface} ${b.status} ${b.fault}`);
     for (const v of this.invariantsFailed) lines.push(`  ✗ ${v}`);

@@ -25,13 +25,26 @@ export async function dumpTables(databaseUrl: string): Promise<string> {
   }
 }
 
-/** Which of `needles` appear in `haystack`, each with a little context (the needle itself masked). */
+/** What markers and keys look like: found by shape in one pass each, then looked up. */
+const SHAPES = [/zqx[a-z]+[0-9a-z]{8}qxz/g, /tg_sk_[0-9A-Za-z]{32,128}/g];
+const WHOLE_SHAPES = SHAPES.map((re) => new RegExp(`^${re.source}$`));
+
+/**
+ * Which of `needles` appear in `haystack`, each with a little context (the
+ * needle itself masked). Needles of a known shape are found in one pass per
+ * shape (a soak's hundred megabytes of log and tables times thousands of
+ * needles would otherwise take minutes); others by a search each.
+ */
 export function findSecrets(haystack: string, needles: string[]): string[] {
   const found: string[] = [];
+  const context = (needle: string, at: number): string => `${needle.slice(0, 6)}… at: ${haystack.slice(Math.max(0, at - 80), at)}[…]`;
+  const shaped = new Set(needles.filter((n) => WHOLE_SHAPES.some((re) => re.test(n))));
+  for (const re of SHAPES) for (const m of haystack.matchAll(re)) if (shaped.has(m[0])) found.push(context(m[0], m.index));
   for (const needle of needles) {
+    if (shaped.has(needle)) continue;
     if (needle.length < 8) throw new Error('a needle that short would match by chance');
     const at = haystack.indexOf(needle);
-    if (at >= 0) found.push(`${needle.slice(0, 6)}… at: ${haystack.slice(Math.max(0, at - 80), at)}[…]`);
+    if (at >= 0) found.push(context(needle, at));
   }
   return found;
 }
