@@ -15,7 +15,7 @@ import type { Billing, Bound, Hold, Metered, Outcome, Surface, TighterBound, Tim
 const SETTLE_ATTEMPTS = 4;
 const SETTLE_RETRY_MS = 500;
 const MAX_MS = 2_147_483_647;
-/** A stream reports its progress to the ledger at most this often, and not before it has lasted this long. */
+/** After its first delivered chunk, a stream reports its progress to the ledger at most this often. */
 export const PROGRESS_INTERVAL_MS = 1000;
 
 export interface BillingDeps {
@@ -129,12 +129,10 @@ export class LedgerBilling implements Billing {
   progress(hold: Hold | null, produced: { producedText(): string }, supplier: string | null): void {
     if (hold === null) return;
     const now = performance.now();
+    // The first delivered chunk reports at once (a stream cut in its first
+    // second has delivered output too), then at most once an interval.
     const last = this.lastProgress.get(hold);
-    if (last === undefined) {
-      this.lastProgress.set(hold, now);
-      return;
-    }
-    if (now - last < PROGRESS_INTERVAL_MS) return;
+    if (last !== undefined && now - last < PROGRESS_INTERVAL_MS) return;
     this.lastProgress.set(hold, now);
     try {
       const bytes = Buffer.byteLength(produced.producedText(), 'utf8');

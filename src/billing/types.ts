@@ -105,8 +105,8 @@ export interface Billing {
    */
   settle(hold: Hold, metered: Metered | null, outcome: Outcome, timings: Timings, supplier: string | null): Promise<void>;
   /**
-   * Called as a stream delivers (cheap: it acts at most once per
-   * PROGRESS_INTERVAL_MS per stream): tells the ledger what this call would
+   * Called as a stream delivers (cheap: it acts at the first chunk, then at
+   * most once per PROGRESS_INTERVAL_MS): tells the ledger what this call would
    * settle on if its process died now (docs/billing.md, "Interrupted streams").
    */
   progress(hold: Hold | null, produced: { producedText(): string }, supplier: string | null): void;

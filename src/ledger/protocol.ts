@@ -65,9 +65,9 @@ export interface SettleCommand {
 /**
  * A stream still being delivered: the usage row it would settle on if its
  * worker died now (outcome 'interrupted', the charge an upper estimate of
- * what was delivered, at most the hold). Sent at most once per
- * PROGRESS_INTERVAL_MS per stream (billing/billing.ts), none for streams
- * shorter than that; docs/billing.md "Interrupted streams".
+ * what was delivered, at most the hold). Sent at a stream's first delivered
+ * chunk, then at most once per PROGRESS_INTERVAL_MS (billing/billing.ts);
+ * docs/billing.md "Interrupted streams".
  */
 export interface ProgressCommand {
   usage: UsageRow;

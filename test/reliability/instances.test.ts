@@ -95,6 +95,6 @@ if (redisUrl !== null && db !== null) {
 
   t.test('output delivered before an instance’s kill -9 is billed', async (t) => {
     t.ok(partial.length > 0, `${partial.length} streams had delivered output when their instance died`);
-    t.same(await missingRows(db, partial.map((p) => p.id)), [], 'each has a usage row', { todo: 'known defect (issue 17), fixed by books: partly delivered streams of a killed instance get no usage row; un-todo once the stream-progress journaling is merged' });
+    t.same(await missingRows(db, partial.map((p) => p.id)), [], 'each has a usage row');
   });
 }
