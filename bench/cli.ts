@@ -1,4 +1,5 @@
 // Command-line flags of `npm run bench -- …` and the settings each mode implies.
+import { existsSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -170,7 +171,9 @@ export function parseOptions(argv: string[]): Options | null {
   for (const spec of values['tollgate-from'] ?? []) {
     const eq = spec.indexOf('=');
     if (eq <= 0) throw new Error(`--tollgate-from expects NAME=DIR, got '${spec}'`);
-    variants.push({ name: spec.slice(0, eq), root: spec.slice(eq + 1), env: {} });
+    const root = spec.slice(eq + 1);
+    if (!existsSync(join(root, 'dist/src/main.js'))) throw new Error(`--tollgate-from: ${root}/dist/src/main.js is missing: run npm run build in ${root}`);
+    variants.push({ name: spec.slice(0, eq), root, env: {} });
   }
   for (const spec of values.variant ?? []) {
     const colon = spec.indexOf(':');

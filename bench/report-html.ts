@@ -123,13 +123,20 @@ export function renderHtml(r: Report): string {
         r.goals.map((g) => [esc(g.id), esc(g.target), esc(g.what), `${g.measured} ${esc(g.unit)}`, g.reference === null ? '–' : `${g.reference} ${esc(g.unit)}`, ratio(g.ratio), esc(scoreText(g)), esc(limitText(g)), g.pass === null ? verdict(g) : mark(g.pass)]),
       )
     : '';
+  const mixed = r.mixed.length
+    ? `<h2>Small calls beside heavy work</h2><p class="note">The small calls' p99 beside the heavy work ÷ the same calls alone (target: ≤ ${r.mixed[0]!.limit}×), merged over rounds and round by round.</p>` +
+      table(
+        ['scenario', 'target', 'beside', 'p99 alone ms', 'p99 beside ms', 'ratio', 'by round', 'median', 'result', 'beside requests'],
+        r.mixed.map((m) => [esc(m.scenario), esc(m.target), esc(m.beside), f3(m.baselineP99), f3(m.p99), ratio(m.ratio), m.roundRatios.map((x) => x.toFixed(2)).join(' '), ratio(m.medianRoundRatio), m.pass ? '<span class="ok">pass</span>' : '<span class="miss">MISS</span>', m.besideRequests]),
+      )
+    : '';
   const targets = table(['target', 'kind', 'origin', 'settings'], r.targets.map((t) => [esc(t.name), t.kind, esc(t.origin), esc(JSON.stringify(t.settings))]));
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Tollgate bench — ${esc(m.mode)} ${esc(m.startedAt)}</title>
 <style>body{font:14px/1.45 system-ui,sans-serif;margin:2em auto;max-width:1100px;padding:0 1em;color:#222}table{border-collapse:collapse;margin:.6em 0;font-size:12.5px}th,td{border:1px solid #ddd;padding:3px 7px;text-align:right}th{background:#f4f4f4}td:first-child,th:first-child{text-align:left}.charts svg{display:block;margin:1em 0}.note{color:#555}.ok{color:#2a7d2a;font-weight:600}.miss{color:#c0392b;font-weight:600}.failed{background:#fdecea;border:1px solid #c0392b;padding:.6em}.verdict{font-weight:600}code{background:#f4f4f4;padding:0 3px}</style></head><body>
 <h1>Tollgate bench — ${esc(m.mode)} mode</h1>
 <p>${esc(m.startedAt)} · ${m.seconds} s · Node ${esc(m.node)} · ${esc(m.cpu)} × ${m.cpus} · ${m.memoryGb} GB · git ${esc(m.git)} · ${m.pinning ? `gateway processes on CPU ${esc(m.pinning.gateway)}, load generator and simulator on CPU ${esc(m.pinning.load)}` : 'unpinned'} · load average before ${m.loadavgBefore.map((x) => x.toFixed(2)).join(' ')}, after ${m.loadavgAfter.map((x) => x.toFixed(2)).join(' ')} · other processes took ${m.otherCores.mean} cores on average during the measurements (${m.otherCores.max} at most) · ${m.settings.rounds} round(s) of ${m.settings.slotMs} ms per target, interleaved</p>
 ${r.failed ? `<p class="failed"><b>The run failed:</b> ${esc(r.failed)}</p>` : ''}
-${targets}${checks ? `<h2>Targets of issue 14</h2>${checks}` : ''}
+${targets}${checks ? `<h2>Targets of issue 14</h2>${checks}` : ''}${mixed}
 ${r.scenarios.length ? `<h2>Scenarios</h2><p class="note">Latency is per request, from sending it to the last byte of the answer, in ms. +p50/+p99: added over the bare proxy (the floor). CPU s/1k: CPU seconds of the target's own processes (for Tollgate the primary and every worker) per 1,000 requests. Target/load cores: CPU over wall time; load cores near 1.0 means the load generator's core, not the target, was the limit.</p>` : ''}
 ${r.scenarios.map((s) => scenarioSection(r, s.id, colors)).join('\n')}
 ${memorySection(r, colors)}${sweepSection(r)}${profileSection(r)}

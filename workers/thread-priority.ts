@@ -7,7 +7,7 @@
 // measurements). Linux applies setpriority to one thread when given its tid;
 // elsewhere this is a no-op.
 import { readlinkSync } from 'node:fs';
-import { setPriority } from 'node:os';
+import { getPriority, setPriority } from 'node:os';
 import { isMainThread } from 'node:worker_threads';
 import { workerData } from 'piscina';
 
@@ -22,12 +22,16 @@ export function threadId(): number | null {
   }
 }
 
-/** Sets the calling thread's nice value; false where that cannot be done. */
-export function niceThisThread(nice: number): boolean {
+/**
+ * Raises the calling thread's nice value by `increment` over the one it
+ * inherited (the HTTP worker's: a gateway started under `nice 5` runs its
+ * pool at 5 + increment), up to 19; false where that cannot be done.
+ */
+export function niceThisThread(increment: number): boolean {
   const tid = threadId();
   if (tid === null) return false;
   try {
-    setPriority(tid, nice);
+    setPriority(tid, Math.min(19, getPriority(tid) + increment));
     return true;
   } catch {
     return false;

@@ -47,7 +47,7 @@ export class OffloadPool {
     private readonly maxJsonDepth: number,
     /** A thread that fails outside a task (a task file that cannot load): without a listener piscina's 'error' would crash the HTTP worker. */
     private readonly onThreadError: (err: unknown) => void = () => {},
-    /** The threads' nice value (pools.piscina_nice): 0 = the event loop's priority; workers/thread-priority.ts applies it. */
+    /** How much lower the threads run than this one (pools.piscina_nice, a nice increment): 0 = the event loop's priority; workers/thread-priority.ts applies it. */
     private readonly nice = 0,
   ) {}
 
