@@ -10,6 +10,9 @@ import type { ModelCall } from './call.js';
 import { localCount, settle } from './settle.js';
 import { refusalFromSupplier } from './upstream.js';
 
+/** A 2xx whose body is not the protocol's reply; the call is not settled yet. */
+export class UnusableReply extends Error {}
+
 export async function answerUnary(call: ModelCall, upstream: UpstreamReply): Promise<void> {
   let bytes: Buffer;
   try {
@@ -26,7 +29,14 @@ export async function answerUnary(call: ModelCall, upstream: UpstreamReply): Pro
     throw refusalFromSupplier(upstream.statusCode);
   }
   const surface = call.surface;
-  const reply = await decodeReply(call, bytes);
+  let reply: unknown;
+  try {
+    reply = await decodeReply(call, bytes);
+  } catch (err) {
+    // Not the protocol's reply, and nothing has reached the client: the next route may answer (run.ts).
+    if (err instanceof GatewayError && err.code === 'upstream_error') throw new UnusableReply();
+    throw err;
+  }
   const meter = surface.meter(reply);
   if (meter.warning !== null) call.deps.logger.warn({ rid: call.ctx.requestId, surface: call.name, supplier: call.supplier }, meter.warning);
   const metered = meter.usage ?? (await localCount(call, meter.producedText, meter.imageUnits));

@@ -3,13 +3,15 @@
 // → bound nesting → parse and validate → resolve model → authorize scope
 // → admit and reserve → dispatch to a supplier (failover before the first
 // byte) → answer (unary or stream) → settle → log (server).
+import type { Route as CatalogRoute } from '../catalog/types.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import type { Route } from '../server/context.js';
+import type { UpstreamReply } from '../suppliers/dispatch.js';
 import type { ModelCallEntry } from '../surfaces/index.js';
 import { surfacePrefix } from '../surfaces/surface.js';
 import { authenticate, authorizeScope, prepare, reserve, resolveModel } from './admit.js';
 import { answerStream } from './answer-stream.js';
-import { answerUnary } from './answer-unary.js';
+import { answerUnary, UnusableReply } from './answer-unary.js';
 import { ModelCall } from './call.js';
 import type { PipelineDeps } from './deps.js';
 import { boundNesting } from './nesting.js';
@@ -32,7 +34,7 @@ export async function runModelCall(call: ModelCall): Promise<void> {
     try {
       const upstream = await callSuppliers(call);
       if (call.prepared!.decoded.stream) await answerStream(call, upstream);
-      else await answerUnary(call, upstream);
+      else await answerUnaryWithFailover(call, upstream);
     } finally {
       // Every path above settles; this catches the ones that threw first
       // (no supplier answered, the client left during dispatch): nothing was
@@ -42,6 +44,27 @@ export async function runModelCall(call: ModelCall): Promise<void> {
   } finally {
     // Once per take, whatever happened after it (refused, settled, failed, aborted).
     call.deps.keySlots.release(keyId);
+  }
+}
+
+/**
+ * A unary reply is read whole before anything is sent, so a 2xx whose body
+ * is unusable (not JSON, an error object) fails over to the next route like
+ * a 5xx would: each route tried once at most, then upstream_error.
+ */
+async function answerUnaryWithFailover(call: ModelCall, first: UpstreamReply): Promise<void> {
+  const tried = new Set<CatalogRoute>();
+  let upstream = first;
+  for (;;) {
+    try {
+      return await answerUnary(call, upstream);
+    } catch (err) {
+      if (!(err instanceof UnusableReply)) throw err;
+      call.deps.suppliers.unusableReply(upstream.route);
+      if (call.ctx.aborted) return;
+      tried.add(upstream.route);
+      upstream = await callSuppliers(call, tried);
+    }
   }
 }
 

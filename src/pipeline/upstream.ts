@@ -2,11 +2,13 @@
 // byte has gone to the client. A 4xx the supplier meant for the request is
 // mapped into the error catalogue (its text is not passed on: messages are
 // fixed safe sentences).
+import type { Route } from '../catalog/types.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import type { UpstreamReply } from '../suppliers/dispatch.js';
 import type { ModelCall } from './call.js';
 
-export async function callSuppliers(call: ModelCall): Promise<UpstreamReply> {
+/** `tried`: routes whose 2xx reply was unusable earlier in this call, skipped (none left: upstream_error). */
+export async function callSuppliers(call: ModelCall, tried: ReadonlySet<Route> | null = null): Promise<UpstreamReply> {
   const model = call.model!;
   const routes = model.protocols.get(call.surface.protocol)!.routes;
   const reply = await call.deps.suppliers.send(
@@ -14,6 +16,7 @@ export async function callSuppliers(call: ModelCall): Promise<UpstreamReply> {
     routes,
     (route) => call.surface.upstreamBody(call.prepared!, route, model.maxOutputTokens),
     call.abort.signal,
+    tried,
   );
   call.supplier = reply.route.supplier.name;
   return reply;

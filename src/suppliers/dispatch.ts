@@ -100,9 +100,11 @@ export class SupplierDispatcher {
    * Returns the first acceptable reply (2xx, or a 4xx the supplier meant for
    * the request). Throws GatewayError when every route failed.
    */
-  async send(protocol: ProtocolCode, routes: Route[], bodyFor: (route: Route) => string, signal: AbortSignal): Promise<UpstreamReply> {
+  async send(protocol: ProtocolCode, routes: Route[], bodyFor: (route: Route) => string, signal: AbortSignal, tried: ReadonlySet<Route> | null = null): Promise<UpstreamReply> {
     const kinds: FailureKind[] = [];
     for (const route of this.order(routes)) {
+      // Routes whose 2xx reply was unusable on an earlier turn of this call (pipeline/run.ts).
+      if (tried?.has(route)) continue;
       const supplier = route.supplier;
       const target = this.targets.of(route, protocol);
       if (target === REFUSED) {
@@ -167,6 +169,16 @@ export class SupplierDispatcher {
   replyTooLarge(route: Route, limit: number): void {
     this.metrics.supplierError(route.supplier.name, 'oversize');
     this.logger.warn({ supplier: route.supplier.name, limit }, 'supplier reply over its size bound; call failed');
+  }
+
+  /**
+   * A 2xx whose body is not the protocol's reply (not JSON, an error object):
+   * a supplier failure found after the reply was read. Fed to the breaker
+   * like a 5xx; the pipeline tries the next route, since nothing has reached
+   * the client yet.
+   */
+  unusableReply(route: Route): void {
+    this.failed(route.supplier.id, route.supplier.name, 'server', 200);
   }
 
   private failed(id: string, name: string, kind: FailureKind, status: number): void {
