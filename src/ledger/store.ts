@@ -1,6 +1,6 @@
 // What the ledger reads from and writes to PostgreSQL. Every write is one
 // statement (a batch of usage rows and journal entries, multi-row through
-// unnest): atomic without an explicit transaction, one round trip per flush.
+// json_to_recordset): atomic without an explicit transaction, one round trip per flush.
 import type { Funding } from '../money/money.js';
 import type { Pool } from '../store/pool.js';
 import type { AccountRow, Entry } from './actor.js';
@@ -53,9 +53,13 @@ d AS (
   FROM d WHERE organizations.id = d.org_id
 )`;
 
+// Rows travel as one JSON parameter each (json_to_recordset): the primary builds one string
+// natively instead of a text array literal per column, element by element, for every flush.
 const INSERT_ENTRIES = `
   INSERT INTO ledger_entries (id, org_id, kind, funding, amount_micros, request_id, expires_at, note, writer)
-  SELECT * FROM unnest($1::text[], $2::uuid[], $3::text[], $4::text[], $5::bigint[], $6::text[], $7::timestamptz[], $8::text[], $9::text[])
+  SELECT id, "orgId", kind, funding, amount, "requestId", "expiresAt", note, writer
+  FROM json_to_recordset($1::json) AS t(id text, "orgId" uuid, kind text, funding text, amount bigint, "requestId" text, "expiresAt" timestamptz,
+    note text, writer text)
   ON CONFLICT (id) DO NOTHING
   RETURNING id, org_id, funding, amount_micros`;
 
@@ -65,46 +69,29 @@ WITH e AS (${INSERT_ENTRIES}
   INSERT INTO usage_records (request_id, org_id, key_id, model_id, supplier, surface, funding, input_tokens, cached_input_tokens,
     output_tokens, image_units, reserved_micros, charged_micros, outcome, metered_source, hold_expired, ttfb_ms, total_ms, finished_at,
     overdraft_micros)
-  SELECT r, o, k, m, s, sf, f, it, ct, ot, iu, rm, cm, oc, ms, he, tt, tm, to_timestamp(fa / 1000.0), od
-  FROM unnest($10::text[], $11::uuid[], $12::text[], $13::text[], $14::text[], $15::text[], $16::text[], $17::bigint[], $18::bigint[],
-    $19::bigint[], $20::bigint[], $21::bigint[], $22::bigint[], $23::text[], $24::text[], $25::bool[], $26::int[], $27::int[], $28::float8[],
-    $29::bigint[])
-    AS t(r, o, k, m, s, sf, f, it, ct, ot, iu, rm, cm, oc, ms, he, tt, tm, fa, od)
+  SELECT "requestId", "orgId", "keyId", "modelId", supplier, surface, funding, "inputTokens", "cachedInputTokens", "outputTokens",
+    "imageUnits", "reservedMicros", "chargedMicros", outcome, "meteredSource", "holdExpired", "ttfbMs", "totalMs",
+    to_timestamp("finishedAt" / 1000.0), "overdraftMicros"
+  FROM json_to_recordset($2::json) AS t("requestId" text, "orgId" uuid, "keyId" text, "modelId" text, supplier text, surface text,
+    funding text, "inputTokens" bigint, "cachedInputTokens" bigint, "outputTokens" bigint, "imageUnits" bigint, "reservedMicros" bigint,
+    "chargedMicros" bigint, outcome text, "meteredSource" text, "holdExpired" bool, "ttfbMs" int, "totalMs" int, "finishedAt" float8,
+    "overdraftMicros" bigint)
   ON CONFLICT (request_id) DO NOTHING
 ), ${applyEntries('')}
 SELECT id FROM e
 UNION ALL
 -- Other sub-statements do not see the rows e inserts: these are earlier attempts of this very write.
-SELECT id FROM ledger_entries WHERE id = ANY($1::text[]) AND writer = ANY($9::text[])`;
+SELECT l.id FROM ledger_entries l JOIN json_to_recordset($1::json) AS w(id text, writer text) ON l.id = w.id AND l.writer = w.writer`;
 
 // A package credit may set the expiry; it moves only if the credit was inserted.
 const WRITE_CREDIT = `
 WITH e AS (${INSERT_ENTRIES}
-), ${applyEntries(', package_expires_at = coalesce($10::timestamptz, package_expires_at)')}
+), ${applyEntries(', package_expires_at = coalesce($2::timestamptz, package_expires_at)')}
 SELECT id FROM e`;
 
-function entryColumns(entries: Entry[], tags: Array<string | null>): unknown[] {
-  return [
-    entries.map((e) => e.id),
-    entries.map((e) => e.orgId),
-    entries.map((e) => e.kind),
-    entries.map((e) => e.funding),
-    entries.map((e) => e.amount),
-    entries.map((e) => e.requestId),
-    entries.map((e) => e.expiresAt),
-    entries.map((e) => e.note),
-    tags,
-  ];
-}
-
-function usageColumns(rows: UsageRow[]): unknown[] {
-  const col = <K extends keyof UsageRow>(k: K): Array<UsageRow[K]> => rows.map((r) => r[k]);
-  return [
-    col('requestId'), col('orgId'), col('keyId'), col('modelId'), col('supplier'), col('surface'), col('funding'),
-    col('inputTokens'), col('cachedInputTokens'), col('outputTokens'), col('imageUnits'), col('reservedMicros'), col('chargedMicros'),
-    col('outcome'), col('meteredSource'), col('holdExpired'), col('ttfbMs'), col('totalMs'), col('finishedAt'),
-    col('overdraftMicros'),
-  ];
+/** The entries as INSERT_ENTRIES reads them, each with its writer tag (null: no retry to recognise). */
+function entriesJson(entries: Entry[], tags: Array<string | null>): string {
+  return JSON.stringify(entries.map((e, i) => ({ ...e, writer: tags[i] })));
 }
 
 export class PgLedgerStore implements LedgerStore {
@@ -139,13 +126,13 @@ export class PgLedgerStore implements LedgerStore {
 
   async writeBatch(usage: UsageRow[], entries: Entry[], tags: string[]): Promise<Set<string>> {
     // Named: each connection parses and plans this large statement once, not on every flush.
-    const { rows } = await this.pool.query<{ id: string }>({ name: 'ledger_write_batch', text: WRITE_BATCH, values: [...entryColumns(entries, tags), ...usageColumns(usage)] });
+    const { rows } = await this.pool.query<{ id: string }>({ name: 'ledger_write_batch', text: WRITE_BATCH, values: [entriesJson(entries, tags), JSON.stringify(usage)] });
     return new Set(rows.map((r) => r.id));
   }
 
   async writeCredit(entries: Entry[]): Promise<StoredCredit | null> {
     const credit = entries[entries.length - 1];
-    const { rows } = await this.pool.query<{ id: string }>(WRITE_CREDIT, [...entryColumns(entries, entries.map(() => null)), credit.expiresAt]);
+    const { rows } = await this.pool.query<{ id: string }>(WRITE_CREDIT, [entriesJson(entries, entries.map(() => null)), credit.expiresAt]);
     if (rows.some((r) => r.id === credit.id)) return null;
     const prior = await this.pool.query('SELECT amount_micros, funding FROM ledger_entries WHERE id = $1', [credit.id]);
     return { amount: Number(prior.rows[0]?.amount_micros ?? 0), funding: prior.rows[0]?.funding ?? credit.funding };
