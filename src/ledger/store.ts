@@ -91,7 +91,22 @@ SELECT id FROM e`;
 
 /** The entries as INSERT_ENTRIES reads them, each with its writer tag (null: no retry to recognise). */
 function entriesJson(entries: Entry[], tags: Array<string | null>): string {
-  return JSON.stringify(entries.map((e, i) => ({ ...e, writer: tags[i] })));
+  return pgJson(entries.map((e, i) => ({ ...e, writer: tags[i] })));
+}
+
+const wellFormed = (_key: string, v: unknown): unknown => (typeof v === 'string' ? (v as string & { toWellFormed(): string }).toWellFormed() : v);
+
+/**
+ * JSON text for a json parameter. JSON.stringify writes a lone surrogate (a
+ * credit's note, any text a caller sent can hold one) as a \udXXX escape,
+ * which PostgreSQL's json parser refuses: one such string would fail the
+ * whole statement, a flush of everyone's charges included. Each becomes
+ * U+FFFD, as pg's text parameters write it; the check is one scan, the
+ * rewrite only when an escape is there.
+ */
+export function pgJson(value: unknown): string {
+  const text = JSON.stringify(value);
+  return text.includes('\\ud') || text.includes('\\uD') ? JSON.stringify(value, wellFormed) : text;
 }
 
 export class PgLedgerStore implements LedgerStore {
@@ -126,7 +141,7 @@ export class PgLedgerStore implements LedgerStore {
 
   async writeBatch(usage: UsageRow[], entries: Entry[], tags: string[]): Promise<Set<string>> {
     // Named: each connection parses and plans this large statement once, not on every flush.
-    const { rows } = await this.pool.query<{ id: string }>({ name: 'ledger_write_batch', text: WRITE_BATCH, values: [entriesJson(entries, tags), JSON.stringify(usage)] });
+    const { rows } = await this.pool.query<{ id: string }>({ name: 'ledger_write_batch', text: WRITE_BATCH, values: [entriesJson(entries, tags), pgJson(usage)] });
     return new Set(rows.map((r) => r.id));
   }
 

@@ -78,6 +78,17 @@ async function suite(t: Test, pool: Pool): Promise<void> {
   t.equal(many.size, 1);
   const watched = await store.loadAccounts([orgId], ['charge:r1', 'charge:r2', 'charge:never']);
   t.same([...watched.get(orgId)!.journaled!], ['charge:r1'], 'a load says which of the entries asked about the journal holds');
+
+  // Text with a lone surrogate (a credit's note is the operator's text; JSON.stringify escapes it, and
+  // PostgreSQL's json parser refuses the escape): stored as U+FFFD, and the statement's other rows with it.
+  // Before: "invalid input syntax for type json" — a 503 on the credit (seen by the fuzz test), or a failed flush.
+  const lone = { ...credit, id: `credit:${orgId}:lone`, funding: 'balance' as const, amount: 5, expiresAt: null, note: 'a\ud800b' };
+  t.equal(await store.writeCredit([lone]), null, 'a note with a lone surrogate is written');
+  const note = await pool.query('SELECT note FROM ledger_entries WHERE id = $1', [lone.id]);
+  t.equal(note.rows[0].note, 'a\ufffdb', 'as U+FFFD');
+  const odd = { ...usage('r-lone', 10, 100, 'balance', orgId), supplier: 'sim\udc00' };
+  t.same([...(await store.writeBatch([odd], [charge(orgId, 'r-lone', 10)], ['t:lone']))], ['charge:r-lone'], 'a batch with one is written whole');
+  t.equal((await store.loadAccount(orgId))!.balance, 10_000_000 - 4000 + 5 - 10);
 }
 
 t.test('real PostgreSQL', async (t) => {
