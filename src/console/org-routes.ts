@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { formatMoney } from '../money/money.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import type { LedgerClient } from '../ledger/protocol.js';
+import type { Logger } from '../log/logger.js';
 import { parseCreditInput, parseOrganizationEdit, parseOrganizationInput } from '../organizations/input.js';
 import { createOrganization, readOrganization, updateOrganization, type OrganizationRow } from '../organizations/store.js';
 import { organizationMoneyView } from '../organizations/view.js';
@@ -21,6 +22,7 @@ export interface OrgConsoleDeps {
   pool: Pool;
   ledger: LedgerClient;
   auth: ConsoleAuth;
+  logger: Logger;
 }
 const MAX_IDEMPOTENCY_KEY = 200;
 
@@ -48,10 +50,11 @@ function usageView(r: UsageListRow): Record<string, unknown> {
   };
 }
 
-/** The ledger not answering is the service being unavailable, not an internal error. */
-function viaLedger<T>(p: Promise<T>): Promise<T> {
+/** The ledger not answering is the service being unavailable, not an internal error; its cause goes to the log (a message, never a body). */
+function viaLedger<T>(p: Promise<T>, ctx: RequestContext, logger: Logger): Promise<T> {
   return p.catch((err: unknown) => {
     if (err instanceof GatewayError) throw err;
+    logger.warn({ rid: ctx.requestId, err: (err as Error)?.message }, 'console: the ledger did not answer');
     throw new GatewayError('service_unavailable');
   });
 }
@@ -67,8 +70,8 @@ export function orgConsoleRoutes(deps: OrgConsoleDeps): Route[] {
     ctx.orgId = row.id;
     return row;
   };
-  const view = async (row: OrganizationRow): Promise<Record<string, unknown>> => {
-    const account = await viaLedger(deps.ledger.account(row.id));
+  const view = async (ctx: RequestContext, row: OrganizationRow): Promise<Record<string, unknown>> => {
+    const account = await viaLedger(deps.ledger.account(row.id), ctx, deps.logger);
     if (account === null) throw new GatewayError('organization_not_found');
     return organizationMoneyView(row, account);
   };
@@ -79,7 +82,7 @@ export function orgConsoleRoutes(deps: OrgConsoleDeps): Route[] {
       const limit = limitOf(q);
       const page = await organizationsPage(deps.pool, q.get('q') ?? null, limit, decodeCursor(q));
       // Money and holds as the running actors see them, for this page only.
-      const data = await Promise.all(page.rows.map(async (r) => view(r as unknown as OrganizationRow).catch(() => ({ object: 'organization', id: r.id, name: r.name, created_at: r.created_at.toISOString() }))));
+      const data = await Promise.all(page.rows.map(async (r) => view(ctx, r as unknown as OrganizationRow).catch(() => ({ object: 'organization', id: r.id, name: r.name, created_at: r.created_at.toISOString() }))));
       const last = page.rows[page.rows.length - 1];
       answer(ctx, 200, { object: 'list', data, has_more: page.hasMore, next_cursor: page.hasMore && last ? encodeCursor(last.cursor_at, last.id) : null });
     }, { operatorOnly: true }),
@@ -88,10 +91,10 @@ export function orgConsoleRoutes(deps: OrgConsoleDeps): Route[] {
       const input = parseOrganizationInput(ctx.body);
       const row = await createOrganization(deps.pool, randomUUID(), input.name, input.balanceMicros);
       ctx.orgId = row.id;
-      answer(ctx, 201, await view(row));
+      answer(ctx, 201, await view(ctx, row));
     }, { operatorOnly: true }),
     route('get', '/console/v1/organizations/:org_id', false, async (ctx, who) => {
-      answer(ctx, 200, await view(await organization(ctx, who)));
+      answer(ctx, 200, await view(ctx, await organization(ctx, who)));
     }),
     route('patch', '/console/v1/organizations/:org_id', true, async (ctx, who) => {
       const input = parseOrganizationEdit(ctx.body);
@@ -99,8 +102,8 @@ export function orgConsoleRoutes(deps: OrgConsoleDeps): Route[] {
       const row = await updateOrganization(deps.pool, ctx.params[0], input);
       if (row === null) throw new GatewayError('organization_not_found');
       // New quotas apply to the running actor before this answer goes out.
-      await viaLedger(deps.ledger.refresh(row.id));
-      answer(ctx, 200, await view(row));
+      await viaLedger(deps.ledger.refresh(row.id), ctx, deps.logger);
+      answer(ctx, 200, await view(ctx, row));
     }, { operatorOnly: true }),
     route('post', '/console/v1/organizations/:org_id/credits', true, async (ctx, who) => {
       const row = await organization(ctx, who);
@@ -110,7 +113,7 @@ export function orgConsoleRoutes(deps: OrgConsoleDeps): Route[] {
         throw new GatewayError('invalid_request', { param: 'Idempotency-Key', fieldDetails: [{ field: 'Idempotency-Key', issue: `at most ${MAX_IDEMPOTENCY_KEY} characters` }] });
       }
       // Through the actor: a running organization can spend the credit as soon as this answers.
-      const reply = await viaLedger(deps.ledger.credit({ orgId: row.id, key, amount: input.amount, target: input.target, expiresAt: input.expiresAt, note: input.note }));
+      const reply = await viaLedger(deps.ledger.credit({ orgId: row.id, key, amount: input.amount, target: input.target, expiresAt: input.expiresAt, note: input.note }), ctx, deps.logger);
       if (!reply.ok) throw new GatewayError(reply.code === 'money_limit' ? 'money_limit_exceeded' : 'organization_not_found');
       if (reply.replayed && (reply.amount !== input.amount || reply.target !== input.target)) throw new GatewayError('idempotency_conflict');
       const body = {
@@ -129,7 +132,7 @@ export function orgConsoleRoutes(deps: OrgConsoleDeps): Route[] {
       const q = readQuery(ctx.query, { limit: isLimit, cursor: isCursor, key_id: isUuidText, model: isText(200), day: isDay });
       const row = await organization(ctx, who);
       // Settlements still queued for the store are written first, so the list is complete up to now.
-      await viaLedger(deps.ledger.sync());
+      await viaLedger(deps.ledger.sync(), ctx, deps.logger);
       const limit = limitOf(q);
       const page = await usagePage(deps.pool, usageFilter(row.id, q), limit, decodeCursor(q));
       const last = page.rows[page.rows.length - 1];
@@ -145,7 +148,7 @@ export function orgConsoleRoutes(deps: OrgConsoleDeps): Route[] {
     route('get', '/console/v1/organizations/:org_id/usage/daily', false, async (ctx, who) => {
       const q = readQuery(ctx.query, { days: isDays, key_id: isUuidText, model: isText(200) });
       const row = await organization(ctx, who);
-      await viaLedger(deps.ledger.sync());
+      await viaLedger(deps.ledger.sync(), ctx, deps.logger);
       const days = await usageDaily(deps.pool, usageFilter(row.id, q), q.has('days') ? Number(q.get('days')) : 30);
       // The total is summed here in exact micros so that the front end never adds decimals as floats.
       const total = days.reduce((sum, d) => sum + d.chargedMicros, 0n);
