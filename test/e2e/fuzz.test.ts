@@ -212,7 +212,8 @@ function okSuccess(envelope: Envelope, answer: RawAnswer): string | null {
   if (envelope !== 'rest') {
     const body = JSON.parse(answer.body);
     const ok =
-      envelope === 'chat' ? body.object === 'chat.completion' && Array.isArray(body.choices)
+      // GET /v1/key (chat's family of errors) answers the caller's key object.
+      envelope === 'chat' ? (body.object === 'chat.completion' && Array.isArray(body.choices)) || (body.object === 'api_key' && typeof body.id === 'string')
       : envelope === 'messages' ? body.type === 'message' && Array.isArray(body.content)
       : envelope === 'count_tokens' ? Number.isSafeInteger(body.input_tokens) && body.estimated === true
       : envelope === 'responses' ? body.object === 'response' && Array.isArray(body.output)
