@@ -1,7 +1,9 @@
 // A streamed answer: upstream SSE events are parsed once, re-encoded by the
 // surface's transcoder and written with backpressure. Settlement happens
 // before the terminal frames, so the final usage is the settled one.
-// - The supplier fails before the first event: an ordinary JSON error.
+// - The supplier fails before the first frame reaches the client (a 2xx that
+//   is not an event stream, breaks, stalls or ends before its first event):
+//   the next route is tried (run.ts); none left, an ordinary JSON error.
 // - It fails after: the surface's in-stream failure (messages: error event;
 //   responses: response.failed; chat: the stream is cut, no [DONE]), and the
 //   hold is settled for what was produced.
@@ -11,21 +13,24 @@
 //   gateway cuts it and goes on as if it had left.
 // - An event over suppliers.max_event_bytes: a supplier failure as above,
 //   before or after the first event.
-import { GatewayError } from '../errors/gateway-error.js';
 import { SseWriter } from '../server/sse.js';
 import type { UpstreamReply } from '../suppliers/dispatch.js';
 import { ReplyTooLarge } from '../suppliers/reply-limits.js';
 import { SseReader } from '../suppliers/sse-reader.js';
 import type { ModelCall } from './call.js';
 import { localCount, meterPartial, settle } from './settle.js';
-import { refusalFromSupplier } from './upstream.js';
+import { refusalFromSupplier, UnusableReply } from './upstream.js';
 
 export async function answerStream(call: ModelCall, upstream: UpstreamReply): Promise<void> {
   const ctx = call.ctx;
-  if (upstream.statusCode >= 400 || !upstream.contentType.startsWith('text/event-stream')) {
+  if (upstream.statusCode >= 400) {
     await upstream.body.dump().catch(() => {});
     await settle(call, null, 'failed');
-    throw upstream.statusCode >= 400 ? refusalFromSupplier(upstream.statusCode) : new GatewayError('upstream_error');
+    throw refusalFromSupplier(upstream.statusCode);
+  }
+  if (!upstream.contentType.startsWith('text/event-stream')) {
+    upstream.body.destroy();
+    throw new UnusableReply();
   }
   const transcoder = call.surface.stream!(call.info(), call.prepared!, call.deps.services);
   const reader = new SseReader(call.deps.suppliers.maxEventBytes);
@@ -41,7 +46,8 @@ export async function answerStream(call: ModelCall, upstream: UpstreamReply): Pr
         writer.cut();
       }
       if (ctx.aborted) break;
-      call.deps.billing.progress(call.hold, transcoder, call.supplier);
+      // Progress is what was delivered: nothing before the first frame (the call may still fail over).
+      if (writer.firstByteAt !== null) call.deps.billing.progress(call.hold, transcoder, call.supplier);
     }
     const tail = reader.flush();
     if (tail !== null && !ctx.aborted) {
@@ -61,8 +67,9 @@ export async function answerStream(call: ModelCall, upstream: UpstreamReply): Pr
   }
   if (broken || !transcoder.complete) {
     if (!ctx.responded) {
-      await settle(call, null, 'failed');
-      throw new GatewayError('upstream_error');
+      // Nothing reached the client: the next route may answer (run.ts settles if none does).
+      upstream.body.destroy();
+      throw new UnusableReply();
     }
     await settle(call, await meterPartial(call, transcoder.metered(), transcoder.producedText()), 'incomplete');
     const failure = transcoder.failure();

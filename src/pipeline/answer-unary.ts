@@ -8,10 +8,7 @@ import type { UpstreamReply } from '../suppliers/dispatch.js';
 import { readReplyBytes, ReplyTooLarge } from '../suppliers/reply-limits.js';
 import type { ModelCall } from './call.js';
 import { localCount, settle } from './settle.js';
-import { refusalFromSupplier } from './upstream.js';
-
-/** A 2xx whose body is not the protocol's reply; the call is not settled yet. */
-export class UnusableReply extends Error {}
+import { refusalFromSupplier, UnusableReply } from './upstream.js';
 
 export async function answerUnary(call: ModelCall, upstream: UpstreamReply): Promise<void> {
   let bytes: Buffer;

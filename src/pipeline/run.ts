@@ -11,12 +11,12 @@ import type { ModelCallEntry } from '../surfaces/index.js';
 import { surfacePrefix } from '../surfaces/surface.js';
 import { authenticate, authorizeScope, prepare, reserve, resolveModel } from './admit.js';
 import { answerStream } from './answer-stream.js';
-import { answerUnary, UnusableReply } from './answer-unary.js';
+import { answerUnary } from './answer-unary.js';
 import { ModelCall } from './call.js';
 import type { PipelineDeps } from './deps.js';
 import { boundNesting } from './nesting.js';
 import { settle } from './settle.js';
-import { callSuppliers } from './upstream.js';
+import { callSuppliers, UnusableReply } from './upstream.js';
 
 export async function runModelCall(call: ModelCall): Promise<void> {
   await authenticate(call);
@@ -33,8 +33,7 @@ export async function runModelCall(call: ModelCall): Promise<void> {
     await reserve(call);
     try {
       const upstream = await callSuppliers(call);
-      if (call.prepared!.decoded.stream) await answerStream(call, upstream);
-      else await answerUnaryWithFailover(call, upstream);
+      await answerWithFailover(call, upstream, call.prepared!.decoded.stream ? answerStream : answerUnary);
     } finally {
       // Every path above settles; this catches the ones that threw first
       // (no supplier answered, the client left during dispatch): nothing was
@@ -48,16 +47,19 @@ export async function runModelCall(call: ModelCall): Promise<void> {
 }
 
 /**
- * A unary reply is read whole before anything is sent, so a 2xx whose body
- * is unusable (not JSON, an error object) fails over to the next route like
- * a 5xx would: each route tried once at most, then upstream_error.
+ * Failover after a 2xx, wherever the first byte has not gone out: a unary
+ * reply is read whole before anything is sent, and a stream is given up
+ * before its first frame reaches the client, so a 2xx whose body is unusable
+ * (not JSON, an error object, a stream broken or ended before its first
+ * event) goes to the next route like a 5xx would: each route tried once at
+ * most, then upstream_error. The hold stays open across the attempts.
  */
-async function answerUnaryWithFailover(call: ModelCall, first: UpstreamReply): Promise<void> {
+async function answerWithFailover(call: ModelCall, first: UpstreamReply, answer: (call: ModelCall, upstream: UpstreamReply) => Promise<void>): Promise<void> {
   const tried = new Set<CatalogRoute>();
   let upstream = first;
   for (;;) {
     try {
-      return await answerUnary(call, upstream);
+      return await answer(call, upstream);
     } catch (err) {
       if (!(err instanceof UnusableReply)) throw err;
       call.deps.suppliers.unusableReply(upstream.route);

@@ -22,6 +22,9 @@ export async function callSuppliers(call: ModelCall, tried: ReadonlySet<Route> |
   return reply;
 }
 
+/** A 2xx whose body is not the protocol's reply, found before anything reached the client; the call is not settled yet (run.ts fails over). */
+export class UnusableReply extends Error {}
+
 export function refusalFromSupplier(status: number): GatewayError {
   switch (status) {
     case 400:

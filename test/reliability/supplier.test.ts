@@ -40,36 +40,46 @@ if (rig !== null) {
     }
   });
 
-  // A 200 whose body is broken before anything was sent on: src/suppliers/dispatch.ts accepts the
-  // route at its 2xx status, so the call fails with 502 (in the envelope, nothing charged) instead
-  // of trying beta. Issue 17 asks for failover wherever the first byte has not gone out.
+  // A 200 whose body is unusable before anything was sent on (pipeline/run.ts answerWithFailover):
+  // unary replies are read whole first; a stream is given up before its first frame goes out.
+  // nw-swift-1's chat has two routes (alpha, then beta).
   const brokenTwoHundreds: Array<[string, Surface]> = [
     ['[fault:badjson@alpha]', 'chat-stream'],
+    ['[fault:stall=0@alpha]', 'chat-stream'],
     ['[fault:notjson@alpha]', 'chat'],
     ['[fault:errorbody@alpha]', 'chat'],
   ];
-  t.test('a 200 with a broken body before the first byte: refused in the envelope, nothing charged', async (t) => {
+  t.test('a 200 with a broken body before the first byte fails over to the next route, billed once', async (t) => {
     for (const [fault, surface] of brokenTwoHundreds) {
       await scenario(t, rig, `${fault} ${surface}`, async () => {
         const { key, orgId } = await rig.org();
+        const beta = sim.requestCount('beta');
         const r = await call(gw.url, key, surface, `broken ${fault} [sim:words=5]`);
-        t.ok(r.outcome === 'ok' || r.outcome === 'refused-5xx', `${fault} ${surface}: answered, or refused in the envelope (${r.status} ${r.fault ?? ''})`);
+        t.equal(r.outcome, 'ok', `${fault} ${surface}: answered (${r.status} ${r.fault ?? ''})`);
+        t.ok(sim.requestCount('beta') > beta, `${fault} ${surface}: beta was tried`);
         const row = await rowOf(rig, r.requestId);
-        if (r.outcome === 'refused-5xx') t.same([row.outcome, row.charged], ['failed', 0], 'settled failed, nothing charged');
+        t.same([row.supplier, row.outcome], ['sim-beta', 'completed'], `${fault} ${surface}: billed once, as served by beta`);
         t.equal((await organization(gw.url, orgId)).held, '0.00');
         await healAlpha(key);
       });
     }
   });
-  // Runs, and reports its failures as todo (not failing the suite) until fixed: un-todo by removing the option.
-  // Unary replies fail over (pipeline/run.ts); a stream whose first event is invalid JSON does not yet.
-  const BROKEN_200_TODO = 'a stream whose first SSE event is invalid JSON is a 502 without trying beta (issue 17: failover wherever the first byte has not gone out; unary replies do fail over)';
-  t.test('a 200 with a broken body before the first byte fails over to the next route', async (t) => {
-    for (const [fault, surface] of brokenTwoHundreds) {
-      const { key } = await rig.org();
-      const r = await call(gw.url, key, surface, `broken ${fault} [sim:words=5]`);
-      t.equal(r.outcome, 'ok', `${fault} ${surface}: answered by beta (${r.status})`, { todo: surface === 'chat-stream' ? BROKEN_200_TODO : false });
-      await healAlpha(key);
+
+  // A model with one route for the protocol (nw-swift-1's responses on alpha, ks-quill-1's messages on gamma): no route left.
+  const brokenSoleRoute: Array<[string, Surface]> = [
+    ['[fault:badjson@alpha]', 'responses-stream'],
+    ['[fault:badjson@gamma]', 'messages-stream'],
+  ];
+  t.test('a broken 200 on the only route: refused in the envelope before any frame, nothing charged', async (t) => {
+    for (const [fault, surface] of brokenSoleRoute) {
+      await scenario(t, rig, `${fault} ${surface}`, async () => {
+        const { key, orgId } = await rig.org();
+        const r = await call(gw.url, key, surface, `broken ${fault} [sim:words=5]`);
+        t.same([r.outcome, r.status], ['refused-5xx', 502], `${fault} ${surface}: a 502 in the envelope (${r.fault ?? ''})`);
+        const row = await rowOf(rig, r.requestId);
+        t.same([row.outcome, row.charged], ['failed', 0], 'settled failed, nothing charged');
+        t.equal((await organization(gw.url, orgId)).held, '0.00');
+      });
     }
   });
 
