@@ -14,7 +14,8 @@ import { Agent } from 'undici';
 import { packageRoot } from '../src/config/paths.js';
 import { startSimulator } from '../src/simulator/index.js';
 import { startGateway, tempDir } from '../test/helpers/gateway.js';
-import { ADMIN_TOKEN, organization, provision, type Provisioned } from '../test/helpers/provision.js';
+import { ADMIN_TOKEN, provision, type Provisioned } from '../test/helpers/provision.js';
+import { scrape } from '../test/ledger/scrape.js';
 import { PG_ADMIN_URL } from '../test/helpers/services.js';
 import { checkBooks, checkHolds } from '../test/reliability/lib/books.js';
 import { startFaultSupplier } from '../test/reliability/lib/fault-supplier.js';
@@ -37,6 +38,8 @@ const RATE = option('rate', 20);
 const WORKERS = option('workers', 2);
 const MAX_IN_FLIGHT = 64;
 const HOLD_LEASE_MS = 3000;
+/** billing.hold_max_ms for the soak: every call here lasts seconds, so a hold a minute old is a hold that should be gone. */
+const HOLD_MAX_MS = 60_000;
 const SAMPLE_MS = 5000;
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 const pick = <T>(xs: readonly T[]): T => xs[Math.floor(Math.random() * xs.length)];
@@ -65,7 +68,7 @@ async function main(): Promise<number> {
   const faults = await startFaultSupplier(sim.url);
   const dir = tempDir('tollgate-soak-');
   const config = join(dir, 'config.json');
-  writeFileSync(config, JSON.stringify({ suppliers: { connect_timeout_ms: 1000, headers_timeout_ms: 1500, body_timeout_ms: 1500, breaker_threshold: 5, breaker_cooldown_ms: 3000 } }));
+  writeFileSync(config, JSON.stringify({ billing: { hold_max_ms: HOLD_MAX_MS }, suppliers: { connect_timeout_ms: 1000, headers_timeout_ms: 1500, body_timeout_ms: 1500, breaker_threshold: 5, breaker_cooldown_ms: 3000 } }));
   const gw = await startGateway({
     workers: WORKERS,
     env: {
@@ -93,10 +96,14 @@ async function main(): Promise<number> {
     rss.sample();
     const sampler = setInterval(() => rss.sample(), SAMPLE_MS);
     let openHoldsPeak = 0;
-    // Holds through the run, from the running ledger (the console's view of each organization).
+    let oldestHoldPeakMs = 0;
+    // Holds through the run, from the running ledger's gauges (/metrics): how many, and the oldest's age.
     const holdSampler = setInterval(() => {
-      void Promise.all([...orgs, bystanderOrg].map((o) => organization(gw.url, o.orgId)))
-        .then((list) => (openHoldsPeak = Math.max(openHoldsPeak, list.reduce((s, o) => s + Number(o.open_holds), 0))))
+      void scrape(gw.url)
+        .then((m) => {
+          openHoldsPeak = Math.max(openHoldsPeak, m.sum('tollgate_ledger_open_holds'));
+          oldestHoldPeakMs = Math.max(oldestHoldPeakMs, m.sum('tollgate_ledger_oldest_hold_seconds') * 1000);
+        })
         .catch(() => {});
     }, SAMPLE_MS);
 
@@ -196,6 +203,7 @@ async function main(): Promise<number> {
     report.money = books;
     clearInterval(sampler);
     clearInterval(holdSampler);
+    if (oldestHoldPeakMs > HOLD_MAX_MS) report.invariantsFailed.push(`a hold ${oldestHoldPeakMs.toFixed(0)} ms old was seen (billing.hold_max_ms ${HOLD_MAX_MS})`);
     rss.sample();
     report.rssFrom(rss.series);
     report.scaleSlopes(SAMPLE_MS);
@@ -213,13 +221,13 @@ async function main(): Promise<number> {
     const leaks = findSecrets(gw.output() + '\n' + (await dumpTables(db)), [...keys, ...markers]);
     if (leaks.length > 0) report.invariantsFailed.push(`secrets: ${leaks.length} found in the logs or the store: ${leaks.slice(0, 3).join('; ')}`);
 
-    const title = `soak: ${SECONDS} s at ${RATE} calls/s, ${WORKERS} workers, ${killed} worker kills, peak open holds ${openHoldsPeak}`;
+    const title = `soak: ${SECONDS} s at ${RATE} calls/s, ${WORKERS} workers, ${killed} worker kills, peak open holds ${openHoldsPeak}, oldest hold ${(oldestHoldPeakMs / 1000).toFixed(1)} s (max ${HOLD_MAX_MS / 1000} s)`;
     const text = report.render(title);
     process.stdout.write(text + '\n');
     const out = join(packageRoot, 'bench', 'results');
     mkdirSync(out, { recursive: true });
     const stamp = new Date().toISOString().replace(/[:.]/g, '-');
-    const json = { title, seconds: SECONDS, rate: RATE, workers: WORKERS, worker_kills: killed, open_holds_peak: openHoldsPeak, at: new Date().toISOString(), ...(report.toJSON() as object), rss_series: Object.fromEntries(rss.series) };
+    const json = { title, seconds: SECONDS, rate: RATE, workers: WORKERS, worker_kills: killed, open_holds_peak: openHoldsPeak, oldest_hold_ms_peak: oldestHoldPeakMs, hold_max_ms: HOLD_MAX_MS, at: new Date().toISOString(), ...(report.toJSON() as object), rss_series: Object.fromEntries(rss.series) };
     for (const name of [`soak-${stamp}`, 'soak-latest']) {
       writeFileSync(join(out, `${name}.json`), JSON.stringify(json, null, 2));
       writeFileSync(join(out, `${name}.html`), html(title, text, rss.series));

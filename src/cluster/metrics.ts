@@ -21,6 +21,7 @@ export function watchLedger(metrics: Metrics, host: LedgerHost): void {
     const out: Record<string, number> = {
       ledger_open_holds: s.openHolds,
       ledger_held_micros: s.heldMicros,
+      ledger_oldest_hold_seconds: s.oldestHoldMs / 1000,
       ledger_active_organizations: s.actors,
       ledger_journal_backlog: s.backlog,
       ledger_journal_flush_lag_seconds: s.flushLagMs / 1000,

@@ -32,7 +32,7 @@ export interface LedgerSettings {
 const ACTOR_IDLE_MS = 120_000;
 /** flush_ms = 0 waits for the write, but not forever: a store outage must not hang every call. */
 const DURABLE_WAIT_MAX_MS = 10_000;
-/** How often holds are checked against billing.hold_max_ms and idle actors evicted. */
+/** How often idle actors are evicted, and every hold (not only each organization's oldest) checked against billing.hold_max_ms. */
 const SLOW_SWEEP_MS = 5000;
 /**
  * How often active actors re-read their rows. Anything that changes an
@@ -72,6 +72,8 @@ export interface LedgerStats {
   overdraftSettlements: number;
   /** Holds settled on their stream's last progress after their owner went silent, since start. */
   progressSettled: number;
+  /** Age of the oldest open hold (ms); 0 when none. Never above billing.hold_max_ms. */
+  oldestHoldMs: number;
 }
 
 export class Ledger implements LedgerCore {
@@ -84,10 +86,14 @@ export class Ledger implements LedgerCore {
   private readonly sweeper: NodeJS.Timeout;
   private readonly reconciler: NodeJS.Timeout;
   private lastSlowSweep = 0;
+  /** ms between sweeps: a hold is voided up to one sweep early so that none is ever older than hold_max_ms. */
+  private readonly sweepEveryMs: number;
   private rechecking: Promise<void> = Promise.resolve();
   /** Holds with progress whose owner went silent, by request id → when: settled on their progress one lease later. */
   private readonly orphans = new Map<string, { hold: HoldRecord; since: number }>();
   private progressSettled = 0;
+  /** Holds being settled on their progress right now (a store read away): the sweep leaves them alone. */
+  private readonly settlingOnProgress = new Set<string>();
   private overdraftMicros = 0;
   private overdraftSettlements = 0;
   /** Late settlements waiting for one store read (see SETTLE_CHECK_AFTER_MS), in arrival order. */
@@ -105,8 +111,8 @@ export class Ledger implements LedgerCore {
     this.journal = new Journal(store, settings.flushMs, logger, (entry, result) => {
       if (this.actors.get(entry.orgId)?.confirmed(entry, result) === true) this.recheck(entry.orgId);
     });
-    const every = Math.min(1000, Math.max(20, Math.floor(settings.holdLeaseMs / 4)));
-    this.sweeper = setInterval(() => this.sweep(), every);
+    this.sweepEveryMs = Math.min(1000, Math.max(20, Math.floor(settings.holdLeaseMs / 4)));
+    this.sweeper = setInterval(() => this.sweep(), this.sweepEveryMs);
     this.sweeper.unref();
     this.reconciler = setInterval(() => void this.reconcile().catch(() => {}), RECONCILE_MS);
     this.reconciler.unref();
@@ -297,9 +303,11 @@ export class Ledger implements LedgerCore {
   stats(): LedgerStats {
     let openHolds = 0;
     let heldMicros = 0;
+    let oldest = Infinity;
     for (const a of this.actors.values()) {
       openHolds += a.holds.size;
       heldMicros += a.heldBalance + a.heldPackage;
+      for (const hold of a.holds.values()) oldest = Math.min(oldest, hold.createdAt);
     }
     return {
       actors: this.actors.size,
@@ -312,6 +320,7 @@ export class Ledger implements LedgerCore {
       overdraftMicros: this.overdraftMicros,
       overdraftSettlements: this.overdraftSettlements,
       progressSettled: this.progressSettled,
+      oldestHoldMs: oldest === Infinity ? 0 : Math.max(0, this.clock() - oldest),
     };
   }
 
@@ -339,14 +348,28 @@ export class Ledger implements LedgerCore {
       this.orphans.delete(rid);
       void this.settleOnProgress(o.hold);
     }
-    if (now - this.lastSlowSweep < SLOW_SWEEP_MS) return;
-    this.lastSlowSweep = now;
+    // Holds are voided by age one sweep early, so that none is ever older than
+    // hold_max_ms between two sweeps. Each sweep looks at each organization's
+    // holds oldest first (a Map keeps insertion order, which is creation order
+    // but for adopted holds) and stops at the first young one; the slow sweep
+    // looks at all of them.
+    const slow = now - this.lastSlowSweep >= SLOW_SWEEP_MS;
+    if (slow) this.lastSlowSweep = now;
+    const voidBefore = now + this.sweepEveryMs - this.settings.holdMaxMs;
     for (const [orgId, actor] of this.actors) {
       for (const hold of actor.holds.values()) {
-        if (hold.createdAt + this.settings.holdMaxMs > now || this.orphans.has(hold.requestId)) continue;
+        if (hold.createdAt > voidBefore) {
+          if (slow) continue;
+          break;
+        }
+        if (this.settlingOnProgress.has(hold.requestId)) continue;
         this.owners.get(hold.owner)?.holds.delete(hold);
-        this.expire(hold, 'max_age');
+        // An orphan (its owner gone) is settled on its last progress now rather than a lease later; any other
+        // hold is voided, and its owner's settlement, when it comes, still charges (OrgActor.settle).
+        if (this.orphans.delete(hold.requestId)) void this.settleOnProgress(hold);
+        else this.expire(hold, 'max_age');
       }
+      if (!slow) continue;
       actor.prune(now);
       if (actor.idle(now, ACTOR_IDLE_MS)) this.actors.delete(orgId);
     }
@@ -355,7 +378,8 @@ export class Ledger implements LedgerCore {
   /** The owner never came back: the hold is settled on what its stream last reported (checked: a previous owner may have done it). */
   private async settleOnProgress(hold: HoldRecord): Promise<void> {
     const actor = this.actors.get(hold.orgId);
-    if (actor?.holds.get(hold.requestId) !== hold || hold.progress === undefined) return;
+    if (actor?.holds.get(hold.requestId) !== hold || hold.progress === undefined || this.settlingOnProgress.has(hold.requestId)) return;
+    this.settlingOnProgress.add(hold.requestId);
     try {
       const now = this.clock();
       await this.settle({ usage: { ...hold.progress, finishedAt: now, totalMs: Math.max(0, now - hold.createdAt) }, check: true });
@@ -366,6 +390,8 @@ export class Ledger implements LedgerCore {
     } catch (err) {
       this.logger.error({ rid: hold.requestId, err: (err as Error).message }, 'ledger: settling on progress failed; the hold expires');
       this.expire(hold, 'lease');
+    } finally {
+      this.settlingOnProgress.delete(hold.requestId);
     }
   }
 

@@ -30,6 +30,7 @@ export interface MetricsSnapshot {
 const SERIES: Record<string, [type: 'gauge' | 'counter' | 'summary', help: string]> = {
   ledger_open_holds: ['gauge', 'Open holds in the ledger actors this instance hosts.'],
   ledger_held_micros: ['gauge', 'Money held by those holds, in micros (balance and package).'],
+  ledger_oldest_hold_seconds: ['gauge', 'Age of the oldest open hold; never above billing.hold_max_ms.'],
   ledger_active_organizations: ['gauge', 'Organizations whose actor is in memory here.'],
   ledger_journal_backlog: ['gauge', 'Settlements applied in memory and waiting to be written to the store.'],
   ledger_journal_flush_lag_seconds: ['gauge', 'How long the oldest waiting settlement has waited.'],

@@ -139,6 +139,33 @@ t.test('heartbeats keep holds alive; billing.hold_max_ms ends them anyway', asyn
   t.equal((await ledger.account(ORG))!.openHolds, 0, 'past the maximum age: released');
 });
 
+t.test('no hold is ever older than billing.hold_max_ms, even between sweeps; its later settlement still charges', async (t) => {
+  const store = new FakeStore();
+  store.addOrg(ORG, 10 * C);
+  // Lease 1000 ms: a sweep every 250 ms.
+  const { ledger, clock } = makeLedger(store, { holdLeaseMs: 1000, holdMaxMs: 10_000 });
+  t.teardown(() => ledger.close());
+  await ledger.reserve({ requestId: 'old', orgId: ORG, funding: 'balance', amount: C, owner: 'w' });
+  clock.advance(3000);
+  await ledger.reserve({ requestId: 'young', orgId: ORG, funding: 'balance', amount: C, owner: 'w' });
+  let oldest = 0;
+  let voidedAt = -1;
+  for (let at = 3000; at <= 12_000; at += 50) {
+    ledger.heartbeat('w');
+    if (at % 250 === 0) ledger.sweep();
+    oldest = Math.max(oldest, ledger.stats().oldestHoldMs);
+    if (voidedAt < 0 && (await ledger.account(ORG))!.openHolds === 1) voidedAt = at;
+    clock.advance(50);
+  }
+  t.ok(oldest <= 10_000, `the oldest open hold was ${oldest} ms old at most`);
+  t.ok(voidedAt >= 9750 && voidedAt <= 10_000, `the first hold was voided at ${voidedAt} ms, within one sweep of its maximum age`);
+  t.equal((await ledger.account(ORG))!.openHolds, 1, 'the younger hold lives on: it is not 10 s old yet');
+  await ledger.settle({ usage: usage('old', C / 2, C) });
+  await ledger.sync();
+  t.equal(store.usage.get('old')!.holdExpired, true, 'settled after its hold was voided');
+  t.equal(store.orgs.get(ORG)!.balance, 10 * C - C / 2, 'and charged all the same');
+});
+
 t.test('package funding: no fallback to the balance; expiry refuses; credits forfeit an expired remainder', async (t) => {
   const store = new FakeStore();
   store.addOrg(ORG, 1_000_000, { package: 500, packageExpiresAt: 1_700_000_010_000 });

@@ -207,13 +207,31 @@ if (rig !== null) {
       sameWorker(t);
     });
   });
-  const PIPELINE_TODO = 'a POST with a body followed by any request in the same write gets no answer at all (nor does a GET before it): the connection hangs until uWS’s idle timeout; GET+GET and GET+POST are answered. src/server/** (hotpath)';
-  t.test('a model call followed by a pipelined request: both answered', async (t) => {
-    const { key } = await rig.org();
-    const body = chatBody('pipelined [sim:words=3]');
-    const post = chatHead(key, Buffer.byteLength(body)) + body;
-    t.same(await pipelined(post + GET, 2), ['HTTP/1.1 200', 'HTTP/1.1 200'], 'POST then GET', { todo: PIPELINE_TODO });
-    t.same(await pipelined(post + post, 2), ['HTTP/1.1 200', 'HTTP/1.1 200'], 'POST then POST', { todo: PIPELINE_TODO });
+  // uWebSockets.js closes a connection when a request is parsed behind a response still pending
+  // (HTTP_RESPONSE_PENDING in HttpContext::onData; "async pipelining is not supported", upstream
+  // uNetworking/uWebSockets.js#277 and #1301), and every model call answers asynchronously. The
+  // promise is then: the connection closes at once (no wait for an idle timeout), the call is
+  // cancelled with nothing charged and nothing held, the worker unharmed. README "HTTP/1.1 pipelining".
+  t.test('a request pipelined behind a model call: the connection closes at once, nothing charged, nothing held', async (t) => {
+    await scenario(t, rig, 'pipelined behind a model call', async () => {
+      const { key, orgId } = await rig.org();
+      const body = chatBody('pipelined [sim:words=3]');
+      const post = chatHead(key, Buffer.byteLength(body)) + body;
+      for (const [name, payload] of [['POST then GET', post + GET], ['POST then POST', post + post]]) {
+        const s = await open();
+        s.on('error', () => {});
+        let text = '';
+        s.on('data', (d: Buffer) => (text += d.toString('latin1')));
+        const started = performance.now();
+        s.write(payload);
+        const wasClosed = await closed(s, 2000);
+        s.destroy();
+        t.ok(wasClosed, `${name}: the connection closed after ${(performance.now() - started).toFixed(0)} ms`);
+        t.equal(text, '', `${name}: no partial answer`);
+      }
+      t.equal((await organization(gw.url, orgId)).balance, '10.00', 'nothing charged');
+      sameWorker(t);
+    });
   });
 
   t.test('oversized headers: refused or cut, the worker unharmed', async (t) => {
