@@ -75,7 +75,13 @@ export class SseReader {
     return out;
   }
 
-  /** Whatever is left when the body ended without a blank line. */
+  /**
+   * Whatever is left when the body ended without a blank line. The SSE spec
+   * drops such an event; we hand it on on purpose: a supplier that ends its
+   * last event (`data: [DONE]`, a terminal `message_stop`) with one newline
+   * or none still completes its stream, and a body cut mid-event leaves
+   * JSON that does not parse, which the surface's transcoder refuses.
+   */
   flush(): SseEvent | null {
     const rest = this.buffer + this.decoder.decode();
     this.buffer = '';
