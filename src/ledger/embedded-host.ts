@@ -2,7 +2,9 @@
 // reach them over cluster IPC. A reservation (admission and hold together) is
 // one request/reply; a settlement is one request/reply answered when the
 // charge is as durable as billing.flush_ms promises; a worker's heartbeat is
-// one small one-way message every third of a lease.
+// one small one-way message every third of a lease. A worker that exits
+// takes its holds with it at once (Ledger.ownerGone), not a lease later.
+import cluster from 'node:cluster';
 import type { PrimaryChannel, WorkerChannel } from '../ipc/channel.js';
 import type { Ledger } from './ledger.js';
 import type {
@@ -35,11 +37,20 @@ export function serveLedgerOverIpc(channel: PrimaryChannel, ledger: Ledger): voi
   channel.on('ledger:sync', () => ledger.sync());
   channel.on('ledger:beat', (owner: string) => ledger.heartbeat(owner));
   channel.on('ledger:progress', (cmd: ProgressCommand) => void ledger.progress(cmd));
+  // 'disconnect' comes after the last message the worker sent has been delivered (same pipe, in order).
+  cluster.on('disconnect', (worker) => {
+    if (worker.process.pid !== undefined) ledger.ownerGone(workerOwner(worker.process.pid));
+  });
+}
+
+/** The hold owner a worker process is, in the embedded host. */
+function workerOwner(pid: number): string {
+  return `worker:${pid}`;
 }
 
 /** A worker's side. Its owner id names this process, so its holds go when it does. */
 export class IpcLedgerClient implements LedgerClient {
-  readonly owner = `worker:${process.pid}`;
+  readonly owner = workerOwner(process.pid);
   private readonly beat: NodeJS.Timeout;
 
   constructor(

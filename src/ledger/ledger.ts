@@ -271,6 +271,23 @@ export class Ledger implements LedgerCore {
     this.beat(owner, this.clock());
   }
 
+  /**
+   * The owner's process is known to be gone (the embedded host saw its
+   * worker's IPC channel close, after every message it sent): its holds go
+   * now instead of a lease later; one whose stream reported progress is
+   * settled on it (it cannot settle itself any more).
+   */
+  ownerGone(id: string): void {
+    const owner = this.owners.get(id);
+    if (owner === undefined) return;
+    this.owners.delete(id);
+    for (const hold of owner.holds) {
+      if (hold.progress !== undefined) void this.settleOnProgress(hold);
+      else this.expire(hold, 'lease');
+    }
+    if (owner.holds.size > 0) this.logger.warn({ owner: id, holds: owner.holds.size }, 'ledger: owner exited; its holds were released or settled on their progress');
+  }
+
   /** The write carrying this request's settlement, while it is queued; undefined once written (or when there was none). */
   written(requestId: string): Promise<void> | undefined {
     return this.unwritten.get(requestId);
