@@ -16,7 +16,7 @@ import { startSimulator } from '../src/simulator/index.js';
 import { startGateway, tempDir } from '../test/helpers/gateway.js';
 import { ADMIN_TOKEN, provision, type Provisioned } from '../test/helpers/provision.js';
 import { scrape } from '../test/ledger/scrape.js';
-import { PG_ADMIN_URL } from '../test/helpers/services.js';
+import { PG_ADMIN_URL, REDIS_URL } from '../test/helpers/services.js';
 import { checkBooks, checkHolds } from '../test/reliability/lib/books.js';
 import { startFaultSupplier } from '../test/reliability/lib/fault-supplier.js';
 import { bystanders, call, SURFACES, type Surface } from '../test/reliability/lib/load.js';
@@ -36,6 +36,8 @@ function option(name: string, fallback: number): number {
 const SECONDS = option('seconds', 1800);
 const RATE = option('rate', 20);
 const WORKERS = option('workers', 2);
+/** `--redis`: the ledger on Redis streams (REDIS_URL, default 127.0.0.1:6379) instead of the embedded host. */
+const ON_REDIS = process.argv.includes('--redis');
 const MAX_IN_FLIGHT = 64;
 const HOLD_LEASE_MS = 3000;
 /** billing.hold_max_ms for the soak: every call here lasts seconds, so a hold a minute old is a hold that should be gone. */
@@ -80,6 +82,7 @@ async function main(): Promise<number> {
       QUOTA_PER_SECOND: '100000',
       QUOTA_PER_MINUTE: '10000000',
       STALLED_CLIENT_MS: '3000',
+      ...(ON_REDIS ? { REDIS_URL } : {}),
     },
   });
   const report = new Report();
@@ -218,19 +221,22 @@ async function main(): Promise<number> {
     }
 
     await gw.stop();
-    const leaks = findSecrets(gw.output() + '\n' + (await dumpTables(db)), [...keys, ...markers]);
+    const log = gw.output();
+    const leaks = findSecrets(log + '\n' + (await dumpTables(db)), [...keys, ...markers]);
     if (leaks.length > 0) report.invariantsFailed.push(`secrets: ${leaks.length} found in the logs or the store: ${leaks.slice(0, 3).join('; ')}`);
 
-    const title = `soak: ${SECONDS} s at ${RATE} calls/s, ${WORKERS} workers, ${killed} worker kills, peak open holds ${openHoldsPeak}, oldest hold ${(oldestHoldPeakMs / 1000).toFixed(1)} s (max ${HOLD_MAX_MS / 1000} s)`;
+    const title = `soak: ${SECONDS} s at ${RATE} calls/s, ${WORKERS} workers, ledger ${ON_REDIS ? 'on Redis' : 'embedded'}, ${killed} worker kills, peak open holds ${openHoldsPeak}, oldest hold ${(oldestHoldPeakMs / 1000).toFixed(1)} s (max ${HOLD_MAX_MS / 1000} s)`;
     const text = report.render(title);
     process.stdout.write(text + '\n');
     const out = join(packageRoot, 'bench', 'results');
     mkdirSync(out, { recursive: true });
     const stamp = new Date().toISOString().replace(/[:.]/g, '-');
-    const json = { title, seconds: SECONDS, rate: RATE, workers: WORKERS, worker_kills: killed, open_holds_peak: openHoldsPeak, oldest_hold_ms_peak: oldestHoldPeakMs, hold_max_ms: HOLD_MAX_MS, at: new Date().toISOString(), ...(report.toJSON() as object), rss_series: Object.fromEntries(rss.series) };
+    const json = { title, seconds: SECONDS, rate: RATE, workers: WORKERS, ledger: ON_REDIS ? 'redis' : 'embedded', worker_kills: killed, open_holds_peak: openHoldsPeak, oldest_hold_ms_peak: oldestHoldPeakMs, hold_max_ms: HOLD_MAX_MS, at: new Date().toISOString(), ...(report.toJSON() as object), rss_series: Object.fromEntries(rss.series) };
     for (const name of [`soak-${stamp}`, 'soak-latest']) {
       writeFileSync(join(out, `${name}.json`), JSON.stringify(json, null, 2));
       writeFileSync(join(out, `${name}.html`), html(title, text, rss.series));
+      // The gateway's own log, for what the report cannot say (why a worker died); searched for secrets above.
+      writeFileSync(join(out, `${name}.log`), log);
     }
     process.stdout.write(`written: bench/results/soak-${stamp}.json and .html (also soak-latest.*)\n`);
     return report.ok() ? 0 : 1;

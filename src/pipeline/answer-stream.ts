@@ -29,7 +29,7 @@ export async function answerStream(call: ModelCall, upstream: UpstreamReply): Pr
     throw refusalFromSupplier(upstream.statusCode);
   }
   if (!upstream.contentType.startsWith('text/event-stream')) {
-    upstream.body.destroy();
+    discard(upstream);
     throw new UnusableReply();
   }
   const transcoder = call.surface.stream!(call.info(), call.prepared!, call.deps.services);
@@ -68,7 +68,7 @@ export async function answerStream(call: ModelCall, upstream: UpstreamReply): Pr
   if (broken || !transcoder.complete) {
     if (!ctx.responded) {
       // Nothing reached the client: the next route may answer (run.ts settles if none does).
-      upstream.body.destroy();
+      discard(upstream);
       throw new UnusableReply();
     }
     await settle(call, await meterPartial(call, transcoder.metered(), transcoder.producedText()), 'incomplete');
@@ -81,4 +81,14 @@ export async function answerStream(call: ModelCall, upstream: UpstreamReply): Pr
   await settle(call, metered, transcoder.outcome());
   call.surface.answered?.(call.info(), call.deps.services);
   writer.end(transcoder.finish(metered));
+}
+
+/**
+ * Lets go of a supplier body we will not read. undici's body emits the
+ * abort as an 'error' event when destroyed: without a listener that event
+ * would crash the worker (found by the soak).
+ */
+function discard(upstream: UpstreamReply): void {
+  upstream.body.on('error', () => {});
+  upstream.body.destroy();
 }

@@ -199,7 +199,8 @@ export class HttpServer implements RequestSink {
 
   /** A handler threw: answer in the route's envelope, or cut a started stream. */
   private fail(ctx: RequestContext, err: unknown): void {
-    if (!(err instanceof GatewayError)) this.opts.logger.error({ rid: ctx.requestId, err }, 'handler failed');
+    // A client that left mid-call makes the supplier request abort (an AbortError): expected, not a failure.
+    if (!(err instanceof GatewayError) && !ctx.aborted) this.opts.logger.error({ rid: ctx.requestId, err }, 'handler failed');
     if (ctx.aborted || ctx.finished) return;
     if (!ctx.responded) sendError(ctx, err);
     else {

@@ -7,6 +7,7 @@
 // clients served).
 import t from 'tap';
 import { organization } from '../helpers/provision.js';
+import { workerPids } from '../helpers/workers.js';
 import { call, type Surface } from './lib/load.js';
 import { assertBooks, lastRequestId, rowOf, scenario, startRig } from './lib/rig.js';
 
@@ -46,10 +47,13 @@ if (rig !== null) {
   const brokenTwoHundreds: Array<[string, Surface]> = [
     ['[fault:badjson@alpha]', 'chat-stream'],
     ['[fault:stall=0@alpha]', 'chat-stream'],
+    // A 200 that is not an event stream, to a stream request: its body let go unread (once crashed the worker).
+    ['[fault:notjson@alpha]', 'chat-stream'],
     ['[fault:notjson@alpha]', 'chat'],
     ['[fault:errorbody@alpha]', 'chat'],
   ];
   t.test('a 200 with a broken body before the first byte fails over to the next route, billed once', async (t) => {
+    const workers = workerPids(gw.proc.pid!);
     for (const [fault, surface] of brokenTwoHundreds) {
       await scenario(t, rig, `${fault} ${surface}`, async () => {
         const { key, orgId } = await rig.org();
@@ -60,6 +64,7 @@ if (rig !== null) {
         const row = await rowOf(rig, r.requestId);
         t.same([row.supplier, row.outcome], ['sim-beta', 'completed'], `${fault} ${surface}: billed once, as served by beta`);
         t.equal((await organization(gw.url, orgId)).held, '0.00');
+        t.same(workerPids(gw.proc.pid!), workers, `${fault} ${surface}: the worker did not crash`);
         await healAlpha(key);
       });
     }
