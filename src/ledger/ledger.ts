@@ -1,22 +1,16 @@
 // The actors' home: activates an organization's actor from the store on its
-// first command, hands it one command at a time, keeps hold leases, writes
-// settlements through the journal and evicts actors that have gone idle.
-// Transport-free: a host (embedded IPC now, Redis streams later) delivers
-// commands here.
+// first command, hands it one command at a time, writes settlements through
+// the journal and evicts actors that have gone idle. Transport-free: a host
+// (embedded IPC, or Redis streams) delivers commands here.
 //
-// Leases belong to owners (a worker process, later an instance), not to each
-// hold: an owner renews all its holds with one heartbeat, and when its
-// heartbeats stop for billing.hold_lease_ms its holds are released. A hold
-// also never outlives billing.hold_max_ms, so a call that never settles
-// cannot keep money held while its worker lives on. A hold whose stream
-// reported progress is not released for free when its owner goes silent: it
-// stays held one more lease (the owner may only have been cut off, and then
-// settles it itself), then is settled on its last progress as an
-// 'interrupted' usage row (docs/billing.md, "Interrupted streams").
+// Holds end when their owner's lease lapses (leases.ts says who holds what),
+// and never outlive billing.hold_max_ms, so a call that never settles cannot
+// keep money held while its worker lives on.
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '../log/logger.js';
 import { chargeEntry, OrgActor, type AccountRow, type Entry, type HoldRecord } from './actor.js';
 import { Journal } from './journal.js';
+import { Leases } from './leases.js';
 import type { AccountView, CreditCommand, CreditReply, LedgerCore, ReleaseCommand, ProgressCommand, ReserveCommand, ReserveReply, SettleCommand, UsageRow } from './protocol.js';
 import { isCheckViolation, type LedgerStore } from './store.js';
 
@@ -52,11 +46,6 @@ const RECONCILE_MS = 1000;
  */
 export const SETTLE_CHECK_AFTER_MS = 500;
 
-interface Owner {
-  lastBeat: number;
-  holds: Set<HoldRecord>;
-}
-
 export interface LedgerStats {
   actors: number;
   owners: number;
@@ -79,7 +68,7 @@ export interface LedgerStats {
 export class Ledger implements LedgerCore {
   private readonly actors = new Map<string, OrgActor>();
   private readonly loading = new Map<string, Promise<OrgActor | null>>();
-  private readonly owners = new Map<string, Owner>();
+  private readonly leases: Leases;
   /** Settlements not yet written: a repeat waits for the same write. */
   private readonly unwritten = new Map<string, Promise<void>>();
   private readonly journal: Journal;
@@ -89,8 +78,6 @@ export class Ledger implements LedgerCore {
   /** ms between sweeps: a hold is voided up to one sweep early so that none is ever older than hold_max_ms. */
   private readonly sweepEveryMs: number;
   private rechecking: Promise<void> = Promise.resolve();
-  /** Holds with progress whose owner went silent, by request id → when: settled on their progress one lease later. */
-  private readonly orphans = new Map<string, { hold: HoldRecord; since: number }>();
   private progressSettled = 0;
   /** Holds being settled on their progress right now (a store read away): the sweep leaves them alone. */
   private readonly settlingOnProgress = new Set<string>();
@@ -111,6 +98,7 @@ export class Ledger implements LedgerCore {
     this.journal = new Journal(store, settings.flushMs, logger, (entry, result) => {
       if (this.actors.get(entry.orgId)?.confirmed(entry, result) === true) this.recheck(entry.orgId);
     });
+    this.leases = new Leases(settings.holdLeaseMs);
     this.sweepEveryMs = Math.min(1000, Math.max(20, Math.floor(settings.holdLeaseMs / 4)));
     this.sweeper = setInterval(() => this.sweep(), this.sweepEveryMs);
     this.sweeper.unref();
@@ -122,9 +110,9 @@ export class Ledger implements LedgerCore {
     const actor = this.actors.get(cmd.orgId) ?? (await this.activate(cmd.orgId));
     if (actor === null) return { ok: false, code: 'unknown_organization' };
     const now = this.clock();
-    const owner = this.beat(cmd.owner, now);
+    this.leases.beat(cmd.owner, now);
     const reply = actor.reserve(cmd, now);
-    if (reply.ok) owner.holds.add(actor.holds.get(cmd.requestId)!);
+    if (reply.ok) this.leases.add(actor.holds.get(cmd.requestId)!, now);
     return reply;
   }
 
@@ -142,8 +130,8 @@ export class Ledger implements LedgerCore {
       await this.unwritten.get(usage.requestId);
       return;
     }
-    if (out.hold !== null) this.owners.get(out.hold.owner)?.holds.delete(out.hold);
-    this.orphans.delete(usage.requestId);
+    if (out.hold !== null) this.leases.drop(out.hold);
+    else this.leases.takeOrphan(usage.requestId);
     if (out.entry !== null && usage.overdraftMicros > 0) {
       this.overdraftMicros += usage.overdraftMicros;
       this.overdraftSettlements++;
@@ -192,7 +180,7 @@ export class Ledger implements LedgerCore {
   async release(cmd: ReleaseCommand): Promise<void> {
     const actor = this.actors.get(cmd.orgId) ?? (await this.activate(cmd.orgId));
     const hold = actor?.release(cmd.requestId, this.clock()) ?? null;
-    if (hold !== null) this.owners.get(hold.owner)?.holds.delete(hold);
+    if (hold !== null) this.leases.drop(hold);
   }
 
   async credit(cmd: CreditCommand): Promise<CreditReply> {
@@ -268,7 +256,7 @@ export class Ledger implements LedgerCore {
   }
 
   heartbeat(owner: string): void {
-    this.beat(owner, this.clock());
+    this.leases.beat(owner, this.clock());
   }
 
   /**
@@ -278,14 +266,12 @@ export class Ledger implements LedgerCore {
    * settled on it (it cannot settle itself any more).
    */
   ownerGone(id: string): void {
-    const owner = this.owners.get(id);
-    if (owner === undefined) return;
-    this.owners.delete(id);
-    for (const hold of owner.holds) {
+    const holds = this.leases.forget(id);
+    for (const hold of holds) {
       if (hold.progress !== undefined) void this.settleOnProgress(hold);
       else this.expire(hold, 'lease');
     }
-    if (owner.holds.size > 0) this.logger.warn({ owner: id, holds: owner.holds.size }, 'ledger: owner exited; its holds were released or settled on their progress');
+    if (holds.length > 0) this.logger.warn({ owner: id, holds: holds.length }, 'ledger: owner exited; its holds were released or settled on their progress');
   }
 
   /** The write carrying this request's settlement, while it is queued; undefined once written (or when there was none). */
@@ -311,7 +297,7 @@ export class Ledger implements LedgerCore {
     let adopted = 0;
     holds.forEach((hold, i) => {
       if (actors[i]?.adopt(hold) !== true) return;
-      this.beat(hold.owner, now).holds.add(hold);
+      this.leases.add(hold, now);
       adopted++;
     });
     return adopted;
@@ -328,7 +314,7 @@ export class Ledger implements LedgerCore {
     }
     return {
       actors: this.actors.size,
-      owners: this.owners.size,
+      owners: this.leases.ownerCount,
       openHolds,
       expiredHolds: this.expiredHolds,
       heldMicros,
@@ -351,20 +337,9 @@ export class Ledger implements LedgerCore {
   /** Releases the holds of owners whose lease ran out and of holds past their maximum age; evicts idle actors. */
   sweep(): void {
     const now = this.clock();
-    for (const [id, owner] of this.owners) {
-      if (owner.lastBeat + this.settings.holdLeaseMs > now) continue;
-      this.owners.delete(id);
-      for (const hold of owner.holds) {
-        if (hold.progress !== undefined) this.orphans.set(hold.requestId, { hold, since: now });
-        else this.expire(hold, 'lease');
-      }
-      if (owner.holds.size > 0) this.logger.warn({ owner: id, holds: owner.holds.size }, 'ledger: owner stopped renewing; its holds were released');
-    }
-    for (const [rid, o] of this.orphans) {
-      if (o.since + this.settings.holdLeaseMs > now) continue;
-      this.orphans.delete(rid);
-      void this.settleOnProgress(o.hold);
-    }
+    const lapsed = this.leases.lapse(now, (owner, holds) => this.logger.warn({ owner, holds }, 'ledger: owner stopped renewing; its holds were released'));
+    for (const hold of lapsed.voided) this.expire(hold, 'lease');
+    for (const hold of lapsed.due) void this.settleOnProgress(hold);
     // Holds are voided by age one sweep early, so that none is ever older than
     // hold_max_ms between two sweeps. Each sweep looks at each organization's
     // holds oldest first (a Map keeps insertion order, which is creation order
@@ -380,10 +355,11 @@ export class Ledger implements LedgerCore {
           break;
         }
         if (this.settlingOnProgress.has(hold.requestId)) continue;
-        this.owners.get(hold.owner)?.holds.delete(hold);
         // An orphan (its owner gone) is settled on its last progress now rather than a lease later; any other
         // hold is voided, and its owner's settlement, when it comes, still charges (OrgActor.settle).
-        if (this.orphans.delete(hold.requestId)) void this.settleOnProgress(hold);
+        const orphan = this.leases.takeOrphan(hold.requestId);
+        this.leases.drop(hold);
+        if (orphan) void this.settleOnProgress(hold);
         else this.expire(hold, 'max_age');
       }
       if (!slow) continue;
@@ -417,16 +393,6 @@ export class Ledger implements LedgerCore {
     this.expiredHolds++;
     this.onHoldExpired?.(hold);
     this.logger.debug({ rid: hold.requestId, org: hold.orgId, why }, 'ledger: hold expired');
-  }
-
-  private beat(id: string, now: number): Owner {
-    let owner = this.owners.get(id);
-    if (owner === undefined) {
-      owner = { lastBeat: now, holds: new Set() };
-      this.owners.set(id, owner);
-    }
-    owner.lastBeat = now;
-    return owner;
   }
 
   /** One load per organization, however many commands arrive while it runs. */
