@@ -392,7 +392,9 @@ export class Ledger implements LedgerCore {
     if (this.actors.get(hold.orgId)?.expire(hold.requestId) == null) return;
     this.expiredHolds++;
     this.onHoldExpired?.(hold);
-    this.logger.debug({ rid: hold.requestId, org: hold.orgId, why }, 'ledger: hold expired');
+    // A lease lapsing is routine (a worker died); a hold reaching its maximum age is a call that never settled: say so.
+    if (why === 'max_age') this.logger.warn({ rid: hold.requestId, org: hold.orgId, owner: hold.owner, ageMs: this.clock() - hold.createdAt }, 'ledger: hold voided at billing.hold_max_ms');
+    else this.logger.debug({ rid: hold.requestId, org: hold.orgId, why }, 'ledger: hold expired');
   }
 
   /** One load per organization, however many commands arrive while it runs. */
