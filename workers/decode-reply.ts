@@ -1,11 +1,13 @@
 // piscina task: parse and decode a large supplier reply off the event loop,
 // for any surface (embeddings answered as float arrays: ~8 MB of JSON for
 // 128 × 3072 dimensions; images: megabytes of base64). The HTTP worker hands
-// over the reply's bytes (transferred, not copied: no string is built on the
-// event loop) and gets back the surface decoder's plain data (embeddings and
-// images: the `data` array already written as JSON text), or that the reply
-// was broken. Measured by bench/micro/embeddings-reply.ts and
-// bench/micro/image-reply.ts.
+// over the reply's bytes (its blocks moved, not copied: no string is built on
+// the event loop) and gets back the surface decoder's plain data, or that the
+// reply was broken. The decoded data's large byte members (embeddings: the
+// `data` array already written as JSON bytes) are moved back the same way, so
+// the event loop neither clones nor encodes them: it writes them as they are.
+// Measured by bench/micro/embeddings-reply.ts and bench/micro/image-reply.ts.
+import { Piscina } from 'piscina';
 import { GatewayError } from '../src/errors/gateway-error.js';
 import { modelCallNamed } from '../src/surfaces/index.js';
 import type { DecodeReplyResult, RequestFacts } from '../src/surfaces/surface.js';
@@ -14,19 +16,57 @@ import './thread-priority.js';
 export interface DecodeReplyTask {
   /** The surface's registry name (src/surfaces/index.ts). */
   surface: string;
-  body: Uint8Array;
+  /** The reply's bytes: one array, or its blocks in order (suppliers/reply-limits.ts, ReplyBytes). */
+  body: Uint8Array | Uint8Array[];
   /** The request's facts (Prepared.meta), which decoding may need (images: n). */
   meta: RequestFacts;
 }
 
-const decoder = new TextDecoder();
+function replyText(body: Uint8Array | Uint8Array[]): string {
+  if (body instanceof Uint8Array) return new TextDecoder().decode(body);
+  if (body.length === 1) return new TextDecoder().decode(body[0]);
+  // A character may straddle two blocks: one streaming decoder over all of them.
+  const decoder = new TextDecoder();
+  let text = '';
+  for (const block of body) text += decoder.decode(block, { stream: true });
+  return text + decoder.decode();
+}
 
-export default function decodeReply(task: DecodeReplyTask): DecodeReplyResult {
+/** The task's work, as plain data (what the inline path and the tests compare). */
+export function decodeReplyData(task: DecodeReplyTask): DecodeReplyResult {
   try {
-    return { ok: true, decoded: modelCallNamed(task.surface).decodeReply(JSON.parse(decoder.decode(task.body)), task.meta) };
+    return { ok: true, decoded: modelCallNamed(task.surface).decodeReply(JSON.parse(replyText(task.body)), task.meta) };
   } catch (err) {
     // Not JSON, or not the protocol's reply: the same upstream_error the inline path gives.
     if (err instanceof SyntaxError || (err instanceof GatewayError && err.code === 'upstream_error')) return { ok: false };
     throw err;
   }
 }
+
+/**
+ * The buffers to move back: the decoded data's byte members that are the only
+ * view of their ArrayBuffer (Buffer.from of a string of 4 KB or more allocates
+ * its own). A smaller one is a slice of Node's shared slab and is cloned: moving
+ * the slab would hand over (and detach here) whatever else it holds.
+ */
+export function ownBuffers(result: DecodeReplyResult): ArrayBuffer[] {
+  if (!result.ok || result.decoded === null || typeof result.decoded !== 'object') return [];
+  const buffers: ArrayBuffer[] = [];
+  for (const value of Object.values(result.decoded as object)) {
+    if (value instanceof Uint8Array && value.byteOffset === 0 && value.byteLength === value.buffer.byteLength && value.buffer instanceof ArrayBuffer) buffers.push(value.buffer);
+  }
+  return buffers;
+}
+
+/** The result, with its own buffers marked for piscina to transfer (Piscina.transferableSymbol / valueSymbol). */
+export default function decodeReply(task: DecodeReplyTask): DecodeReplyResult | Moved {
+  const result = decodeReplyData(task);
+  const buffers = ownBuffers(result);
+  if (buffers.length === 0) return result;
+  // piscina's Transferable: what to transfer, and the value the caller receives (its type is not exported).
+  const moved = { [Piscina.transferableSymbol]: buffers, [Piscina.valueSymbol]: result };
+  return Piscina.move(moved as unknown as Parameters<typeof Piscina.move>[0]);
+}
+
+/** A result piscina unwraps in the HTTP worker, its buffers transferred. */
+export type Moved = ReturnType<typeof Piscina.move>;
