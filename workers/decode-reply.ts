@@ -60,8 +60,13 @@ export function ownBuffers(result: DecodeReplyResult): ArrayBuffer[] {
 
 /** The result, with its own buffers marked for piscina to transfer (Piscina.transferableSymbol / valueSymbol). */
 export default function decodeReply(task: DecodeReplyTask): DecodeReplyResult | Moved {
-  const result = decodeReplyData(task);
+  const result: DecodeReplyResult = decodeReplyData(task);
   const buffers = ownBuffers(result);
+  // The reply's blocks (read into a string, no longer needed here) go back to the HTTP worker for its next large reply.
+  if (Array.isArray(task.body)) {
+    result.spent = task.body.map((b) => b.buffer as ArrayBuffer);
+    buffers.push(...result.spent);
+  }
   if (buffers.length === 0) return result;
   // piscina's Transferable: what to transfer, and the value the caller receives (its type is not exported).
   const moved = { [Piscina.transferableSymbol]: buffers, [Piscina.valueSymbol]: result };

@@ -5,7 +5,7 @@
 import { GatewayError } from '../errors/gateway-error.js';
 import { sendJson, sendJsonParts } from '../server/respond.js';
 import type { UpstreamReply } from '../suppliers/dispatch.js';
-import { readReplyBytes, ReplyTooLarge, replyText, type ReplyBytes } from '../suppliers/reply-limits.js';
+import { readReplyBytes, recycleBlocks, ReplyTooLarge, replyText, type ReplyBytes } from '../suppliers/reply-limits.js';
 import type { ModelCall } from './call.js';
 import { localCount, settle } from './settle.js';
 import { refusalFromSupplier } from './upstream.js';
@@ -61,6 +61,7 @@ async function decodeReply(call: ModelCall, bytes: ReplyBytes): Promise<unknown>
   if (bytes.length > call.surface.replyPoolBytes) {
     // The bytes are moved to the thread, which decodes them to text itself: no string is built or cloned here.
     const decoded = await call.deps.offload.decodeReply(call.name, bytes, meta);
+    if (decoded.spent !== undefined) recycleBlocks(decoded.spent);
     if (!decoded.ok) throw new GatewayError('upstream_error');
     return decoded.decoded;
   }

@@ -67,7 +67,10 @@ export type PrepareResult = { ok: true; prepared: Prepared } | { ok: false; code
 export type ReplyParts = ReadonlyArray<string | Uint8Array>;
 
 /** Result of decoding a supplier reply in the pool: the decoder's plain data, or the reply was not what the protocol answers. */
-export type DecodeReplyResult = { ok: true; decoded: unknown } | { ok: false };
+export type DecodeReplyResult = ({ ok: true; decoded: unknown } | { ok: false }) & {
+  /** The reply's blocks, moved back by the pool once read, for the next reply to reuse (suppliers/reply-limits.ts, recycleBlocks). */
+  spent?: ArrayBuffer[];
+};
 
 /** Identity of one call, for re-encoding replies as the gateway's own. */
 export interface CallInfo {

@@ -3,7 +3,7 @@
 // ArrayBuffer (so the pool can be handed them without a copy), in order, with
 // nothing lost at block edges; over the bound the read stops at once.
 import t from 'tap';
-import { readReplyBytes, ReplyTooLarge, replyText } from '../../src/suppliers/reply-limits.js';
+import { readReplyBytes, recycleBlocks, REPLY_BLOCK_BYTES, ReplyTooLarge, replyText } from '../../src/suppliers/reply-limits.js';
 
 type Body = Parameters<typeof readReplyBytes>[0];
 
@@ -64,4 +64,17 @@ t.test('over the bound: ReplyTooLarge, and the body is read no further', async (
   await t.rejects(readReplyBytes(body, 1_000_000), new ReplyTooLarge(1_000_000));
   t.ok(stats.stopped, 'reading stopped');
   t.ok(stats.yielded <= 1_000_000 + 65536, `read ${stats.yielded} bytes: the bound plus one chunk at most`);
+});
+
+t.test('blocks the pool hands back are reused by the next large reply (a detached one, or one of another size, is not kept)', async (t) => {
+  const first = await readReplyBytes(bodyOf(patterned(3_000_000), [65536]).body, 16 << 20);
+  const buffers = first.blocks.map((b) => b.buffer as ArrayBuffer);
+  t.ok(buffers.every((b) => b.byteLength === REPLY_BLOCK_BYTES));
+  const detached = new ArrayBuffer(REPLY_BLOCK_BYTES);
+  structuredClone(detached, { transfer: [detached] });
+  recycleBlocks([...buffers, detached, new ArrayBuffer(100)]);
+  const bytes = patterned(2_500_000);
+  const second = await readReplyBytes(bodyOf(bytes, [65536]).body, 16 << 20);
+  t.ok(Buffer.concat(second.blocks).equals(bytes), 'the new reply, whole');
+  t.ok(second.blocks.every((b) => buffers.includes(b.buffer as ArrayBuffer)), 'in the blocks handed back');
 });
