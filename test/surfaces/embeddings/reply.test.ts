@@ -100,11 +100,25 @@ t.test('the pool task gives what the inline decoder gives; broken JSON is not ok
 });
 
 t.test('the pool task reads a reply in blocks, a character split between two, as one text', async (t) => {
-  const upstream = { data: [{ index: 0, embedding: 'AACAPw==' }], note: 'é€😀' };
+  // A supplier's string passes through as it is: the characters reach the decoded data.
+  const upstream = { data: [{ index: 0, embedding: 'é€😀' }] };
   const bytes = Buffer.from(JSON.stringify(upstream));
   const split = bytes.indexOf(Buffer.from('😀')) + 2;
   const blocks = [bytes.subarray(0, 5), bytes.subarray(5, split), bytes.subarray(split)];
   t.same(decodeReplyData({ surface: 'embeddings', body: blocks, meta: {} }), { ok: true, decoded: decodeReply(upstream) });
+  // Every cut of a text of 1- to 4-byte characters, into two blocks and into three.
+  const text = JSON.stringify({ data: [{ index: 0, embedding: 'aé€😀b😀' }] });
+  const all = Buffer.from(text);
+  const want = { ok: true, decoded: decodeReply(JSON.parse(text)) };
+  let same = true;
+  for (let i = 0; i <= all.length; i++) {
+    for (let j = i; j <= all.length; j += 3) {
+      const got = decodeReplyData({ surface: 'embeddings', body: [all.subarray(0, i), all.subarray(i, j), all.subarray(j)], meta: {} });
+      if (JSON.stringify(got) !== JSON.stringify(want)) same = false;
+    }
+  }
+  t.ok(same, 'the same decoded reply whatever the cuts');
+  t.match(Buffer.from(want.decoded.data).toString('utf8'), /aé€😀b😀/);
 });
 
 t.test('a large decoded data is moved back from the pool (its own buffer), a small one cloned', async (t) => {
