@@ -1,11 +1,13 @@
 // piscina task: parse and decode a large supplier reply off the event loop,
 // for any surface (embeddings answered as float arrays: ~8 MB of JSON for
 // 128 × 3072 dimensions; images: megabytes of base64). The HTTP worker hands
-// over the reply's bytes (transferred, not copied: no string is built on the
-// event loop) and gets back the surface decoder's plain data (embeddings and
-// images: the `data` array already written as JSON text), or that the reply
-// was broken. Measured by bench/micro/embeddings-reply.ts and
-// bench/micro/image-reply.ts.
+// over the reply's bytes (its blocks moved, not copied: no string is built on
+// the event loop) and gets back the surface decoder's plain data, or that the
+// reply was broken. The decoded data's large byte members (embeddings: the
+// `data` array already written as JSON bytes) are moved back the same way, so
+// the event loop neither clones nor encodes them: it writes them as they are.
+// Measured by bench/micro/embeddings-reply.ts and bench/micro/image-reply.ts.
+import { Piscina } from 'piscina';
 import { GatewayError } from '../src/errors/gateway-error.js';
 import { modelCallNamed } from '../src/surfaces/index.js';
 import type { DecodeReplyResult, RequestFacts } from '../src/surfaces/surface.js';
@@ -14,19 +16,94 @@ import './thread-priority.js';
 export interface DecodeReplyTask {
   /** The surface's registry name (src/surfaces/index.ts). */
   surface: string;
-  body: Uint8Array;
+  /** The reply's bytes: one array, or its blocks in order (suppliers/reply-limits.ts, ReplyBytes). */
+  body: Uint8Array | Uint8Array[];
   /** The request's facts (Prepared.meta), which decoding may need (images: n). */
   meta: RequestFacts;
 }
 
-const decoder = new TextDecoder();
+function utf8(bytes: Uint8Array, start = 0, end = bytes.length): string {
+  return Buffer.from(bytes.buffer, bytes.byteOffset + start, end - start).toString('utf8');
+}
 
-export default function decodeReply(task: DecodeReplyTask): DecodeReplyResult {
+/** Bytes a UTF-8 sequence starting with `lead` takes (1 for ASCII or a stray byte). */
+function sequenceLength(lead: number): number {
+  return lead >= 0xf0 ? 4 : lead >= 0xe0 ? 3 : lead >= 0xc0 ? 2 : 1;
+}
+
+/**
+ * The reply as one text. A block is decoded by Buffer's fast UTF-8 path up to
+ * its last whole character; the 1–3 bytes of a character cut by the block's
+ * end are decoded with the next block's first bytes. (A streaming TextDecoder
+ * over the blocks gave the same text but took the slow path: the pool thread's
+ * CPU per 128 × 3072 float reply rose by ~60 ms in the bench.)
+ */
+function replyText(body: Uint8Array | Uint8Array[]): string {
+  if (body instanceof Uint8Array) return utf8(body);
+  let text = '';
+  let carry: Uint8Array | null = null;
+  for (const block of body) {
+    // An empty block cannot finish a cut character: it stays carried.
+    if (block.length === 0) continue;
+    let start = 0;
+    if (carry !== null) {
+      // The cut character's remaining bytes are the continuation bytes (10xxxxxx) this block starts with.
+      while (start < block.length && start < 3 && (block[start]! & 0xc0) === 0x80) start++;
+      text += Buffer.concat([carry, block.subarray(0, start)]).toString('utf8');
+      carry = null;
+    }
+    let end = block.length;
+    let lead = end - 1;
+    while (lead > start && end - lead < 4 && (block[lead]! & 0xc0) === 0x80) lead--;
+    if (lead >= start && lead < end && lead + sequenceLength(block[lead]!) > end) {
+      carry = block.subarray(lead, end);
+      end = lead;
+    }
+    text += utf8(block, start, end);
+  }
+  return carry === null ? text : text + Buffer.from(carry).toString('utf8');
+}
+
+/** The task's work, as plain data (what the inline path and the tests compare). */
+export function decodeReplyData(task: DecodeReplyTask): DecodeReplyResult {
   try {
-    return { ok: true, decoded: modelCallNamed(task.surface).decodeReply(JSON.parse(decoder.decode(task.body)), task.meta) };
+    return { ok: true, decoded: modelCallNamed(task.surface).decodeReply(JSON.parse(replyText(task.body)), task.meta) };
   } catch (err) {
     // Not JSON, or not the protocol's reply: the same upstream_error the inline path gives.
     if (err instanceof SyntaxError || (err instanceof GatewayError && err.code === 'upstream_error')) return { ok: false };
     throw err;
   }
 }
+
+/**
+ * The buffers to move back: the decoded data's byte members that are the only
+ * view of their ArrayBuffer (Buffer.from of a string of 4 KB or more allocates
+ * its own). A smaller one is a slice of Node's shared slab and is cloned: moving
+ * the slab would hand over (and detach here) whatever else it holds.
+ */
+export function ownBuffers(result: DecodeReplyResult): ArrayBuffer[] {
+  if (!result.ok || result.decoded === null || typeof result.decoded !== 'object') return [];
+  const buffers: ArrayBuffer[] = [];
+  for (const value of Object.values(result.decoded as object)) {
+    if (value instanceof Uint8Array && value.byteOffset === 0 && value.byteLength === value.buffer.byteLength && value.buffer instanceof ArrayBuffer) buffers.push(value.buffer);
+  }
+  return buffers;
+}
+
+/** The result, with its own buffers marked for piscina to transfer (Piscina.transferableSymbol / valueSymbol). */
+export default function decodeReply(task: DecodeReplyTask): DecodeReplyResult | Moved {
+  const result: DecodeReplyResult = decodeReplyData(task);
+  const buffers = ownBuffers(result);
+  // The reply's blocks (read into a string, no longer needed here) go back to the HTTP worker for its next large reply.
+  if (Array.isArray(task.body)) {
+    result.spent = task.body.map((b) => b.buffer as ArrayBuffer);
+    buffers.push(...result.spent);
+  }
+  if (buffers.length === 0) return result;
+  // piscina's Transferable: what to transfer, and the value the caller receives (its type is not exported).
+  const moved = { [Piscina.transferableSymbol]: buffers, [Piscina.valueSymbol]: result };
+  return Piscina.move(moved as unknown as Parameters<typeof Piscina.move>[0]);
+}
+
+/** A result piscina unwraps in the HTTP worker, its buffers transferred. */
+export type Moved = ReturnType<typeof Piscina.move>;

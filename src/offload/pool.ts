@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Piscina } from 'piscina';
 import { packageRoot } from '../config/paths.js';
+import type { ReplyBytes } from '../suppliers/reply-limits.js';
 import type { DecodeResult } from '../surfaces/local-operation.js';
 import type { DecodeReplyResult, PrepareResult, RequestFacts } from '../surfaces/surface.js';
 
@@ -88,11 +89,16 @@ export class OffloadPool {
     return this.threads.run({ operation, body: bytes, maxDepth: this.maxJsonDepth }, { filename: DECODE_LOCAL, transferList: [bytes.buffer as ArrayBuffer] }) as Promise<DecodeResult<unknown>>;
   }
 
-  /** Parses and decodes a large supplier reply in a thread (surface.ts, replyPoolBytes); the bytes are moved, as in prepare(). */
-  decodeReply(surface: string, reply: Buffer, meta: RequestFacts): Promise<DecodeReplyResult> {
-    if (REPLIES_INLINE) return decodeReplyInline(surface, reply, meta);
-    const bytes = movable(reply);
-    return this.threads.run({ surface, body: bytes, meta }, { filename: DECODE_REPLY, transferList: [bytes.buffer as ArrayBuffer] }) as Promise<DecodeReplyResult>;
+  /**
+   * Parses and decodes a large supplier reply in a thread (surface.ts,
+   * replyPoolBytes). Its blocks are moved, not copied, when they own their
+   * buffers (reply-limits.ts); otherwise joined into one that does. The
+   * decoded data's own byte members come back moved too (workers/decode-reply.ts).
+   */
+  decodeReply(surface: string, reply: ReplyBytes | Buffer, meta: RequestFacts): Promise<DecodeReplyResult> {
+    const blocks = reply instanceof Uint8Array ? [movable(reply)] : reply.owned ? reply.blocks : [movable(Buffer.concat(reply.blocks, reply.length))];
+    if (REPLIES_INLINE) return decodeReplyInline(surface, blocks, meta);
+    return this.threads.run({ surface, body: blocks, meta }, { filename: DECODE_REPLY, transferList: blocks.map((b) => b.buffer as ArrayBuffer) }) as Promise<DecodeReplyResult>;
   }
 
   async close(): Promise<void> {
@@ -102,7 +108,7 @@ export class OffloadPool {
 }
 
 /** The pool's reply task run on the calling thread (REPLIES_INLINE); loaded on first use, by path, as the pool loads it. */
-async function decodeReplyInline(surface: string, reply: Buffer, meta: RequestFacts): Promise<DecodeReplyResult> {
-  const task = (await import(pathToFileURL(DECODE_REPLY).href)) as { default: (t: { surface: string; body: Uint8Array; meta: RequestFacts }) => DecodeReplyResult };
-  return task.default({ surface, body: reply, meta });
+async function decodeReplyInline(surface: string, blocks: Uint8Array[], meta: RequestFacts): Promise<DecodeReplyResult> {
+  const task = (await import(pathToFileURL(DECODE_REPLY).href)) as { decodeReplyData: (t: { surface: string; body: Uint8Array[]; meta: RequestFacts }) => DecodeReplyResult };
+  return task.decodeReplyData({ surface, body: blocks, meta });
 }

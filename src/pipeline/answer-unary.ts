@@ -3,15 +3,15 @@
 // with the usage as settled. A reply over suppliers.max_reply_bytes is a
 // supplier failure (502), read no further.
 import { GatewayError } from '../errors/gateway-error.js';
-import { sendJson } from '../server/respond.js';
+import { sendJson, sendJsonParts } from '../server/respond.js';
 import type { UpstreamReply } from '../suppliers/dispatch.js';
-import { readReplyBytes, ReplyTooLarge } from '../suppliers/reply-limits.js';
+import { readReplyBytes, recycleBlocks, ReplyTooLarge, replyText, type ReplyBytes } from '../suppliers/reply-limits.js';
 import type { ModelCall } from './call.js';
 import { localCount, settle } from './settle.js';
 import { refusalFromSupplier, UnusableReply } from './upstream.js';
 
 export async function answerUnary(call: ModelCall, upstream: UpstreamReply): Promise<void> {
-  let bytes: Buffer;
+  let bytes: ReplyBytes;
   try {
     bytes = await readReplyBytes(upstream.body, call.deps.suppliers.maxReplyBytes);
   } catch (err) {
@@ -42,7 +42,9 @@ export async function answerUnary(call: ModelCall, upstream: UpstreamReply): Pro
   await settle(call, metered, meter.outcome);
   const info = call.info();
   surface.answered?.(info, call.deps.services);
-  sendJson(call.ctx, 200, surface.render(reply, info, metered));
+  const body = surface.render(reply, info, metered);
+  if (typeof body === 'string') sendJson(call.ctx, 200, body);
+  else sendJsonParts(call.ctx, 200, body);
 }
 
 /**
@@ -51,17 +53,18 @@ export async function answerUnary(call: ModelCall, upstream: UpstreamReply): Pro
  * batch of floats, images of megabytes of base64). Not JSON, or not the
  * protocol's reply: upstream_error (run.ts settles the call as failed).
  */
-async function decodeReply(call: ModelCall, bytes: Buffer): Promise<unknown> {
+async function decodeReply(call: ModelCall, bytes: ReplyBytes): Promise<unknown> {
   const meta = call.prepared!.meta;
   if (bytes.length > call.surface.replyPoolBytes) {
     // The bytes are moved to the thread, which decodes them to text itself: no string is built or cloned here.
     const decoded = await call.deps.offload.decodeReply(call.name, bytes, meta);
+    if (decoded.spent !== undefined) recycleBlocks(decoded.spent);
     if (!decoded.ok) throw new GatewayError('upstream_error');
     return decoded.decoded;
   }
   let parsed: unknown;
   try {
-    parsed = JSON.parse(bytes.toString('utf8'));
+    parsed = JSON.parse(replyText(bytes));
   } catch {
     throw new GatewayError('upstream_error');
   }

@@ -58,8 +58,19 @@ export interface Prepared {
 /** Result of preparing a body in the pool: the prepared request, or the refusal to send. */
 export type PrepareResult = { ok: true; prepared: Prepared } | { ok: false; code: 'invalid_json' | 'invalid_request' | 'nesting_too_deep'; param: string | null };
 
+/**
+ * A reply body in parts (text and UTF-8 bytes), sent one after the other
+ * without being joined (server/respond.ts, sendJsonParts): megabytes of a
+ * decoded reply (embeddings' data) go to the socket as the bytes the pool
+ * made, with no string built, encoded or copied on the event loop.
+ */
+export type ReplyParts = ReadonlyArray<string | Uint8Array>;
+
 /** Result of decoding a supplier reply in the pool: the decoder's plain data, or the reply was not what the protocol answers. */
-export type DecodeReplyResult = { ok: true; decoded: unknown } | { ok: false };
+export type DecodeReplyResult = ({ ok: true; decoded: unknown } | { ok: false }) & {
+  /** The reply's blocks, moved back by the pool once read, for the next reply to reuse (suppliers/reply-limits.ts, recycleBlocks). */
+  spent?: ArrayBuffer[];
+};
 
 /** Identity of one call, for re-encoding replies as the gateway's own. */
 export interface CallInfo {
@@ -152,15 +163,19 @@ export interface ModelCallSurface<R> {
   inputText(prepared: Prepared): string;
   /**
    * The supplier's parsed reply → R. Pure, and R is plain data (it crosses
-   * threads by structured clone). Throws GatewayError('upstream_error') when
+   * threads by structured clone; a member that is a Uint8Array owning its
+   * whole ArrayBuffer is moved instead: workers/decode-reply.ts). Throws GatewayError('upstream_error') when
    * the reply is not what the protocol answers. `meta` is the request's.
    */
   decodeReply(upstream: unknown, meta: RequestFacts): R;
   /** Replies longer than this many bytes are parsed and decoded in the pool (surfaces/index.ts, REPLY_POOL_BYTES). */
   readonly replyPoolBytes: number;
   meter(reply: R): ReplyMeter;
-  /** The reply body as the gateway's own object, with the usage as settled. Pure. */
-  render(reply: R, call: CallInfo, settled: Metered): string;
+  /**
+   * The reply body as the gateway's own object, with the usage as settled. Pure.
+   * Either JSON text, or the body in parts written in order (ReplyParts).
+   */
+  render(reply: R, call: CallInfo, settled: Metered): string | ReplyParts;
   /** Optional, after a unary reply or a stream was answered in full (responses records the response id's owner). */
   answered?(call: CallInfo, services: SurfaceServices): void;
   /** The stream transcoder; absent on surfaces that do not stream (their prepare() never sets stream). */

@@ -4,6 +4,7 @@
 // arrays ([sim:floats]) small (decoded on the event loop) and large (128 ×
 // 3072 floats, decoded in the pool). Refusals by name before any supplier
 // request; one usage row per call; the balance moved by exactly price × tokens.
+import { connect } from 'node:net';
 import OpenAI from 'openai';
 import t from 'tap';
 import { parseMoney, tokenCost } from '../../src/money/money.js';
@@ -122,6 +123,62 @@ if (db !== null) {
     const org = await organization(gw.url, orgId);
     t.same([org.balance, org.held], ['5.00', '0.00'], 'nothing charged, nothing held');
     t.equal((await usageRows(gw.url, orgId)).length, 0, 'no usage row for a refusal before reservation');
+  });
+
+  t.test('a large reply to a client that reads slowly arrives whole (written as the socket drains), and the connection serves the next call', async (t) => {
+    const { key } = await provision(gw.url, { balance: '5.00' });
+    const input = Array.from({ length: 128 }, (_, i) => (i === 0 ? '[sim:floats] [sim:dims=3072] slow reader' : `slow ${i}`));
+    const body = JSON.stringify({ model: 'embed', input, encoding_format: 'base64' });
+    const request = `POST /v1/embeddings HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
+    const url = new URL(gw.url);
+    const socket = connect(Number(url.port), url.hostname);
+    t.teardown(() => socket.destroy());
+    let received = Buffer.alloc(0);
+    let pauses = 0;
+    /** One whole response off the socket: its head and body, framed by its Content-Length; the reader pauses 20 ms every 256 KB. */
+    const response = () =>
+      new Promise<{ head: string; body: Buffer }>((resolve, reject) => {
+        let sinceLastPause = 0;
+        const onData = (chunk: Buffer) => {
+          received = Buffer.concat([received, chunk]);
+          sinceLastPause += chunk.length;
+          if (sinceLastPause > 256 * 1024) {
+            sinceLastPause = 0;
+            pauses++;
+            socket.pause();
+            setTimeout(() => socket.resume(), 20);
+          }
+          const end = received.indexOf('\r\n\r\n');
+          if (end < 0) return;
+          const head = received.subarray(0, end).toString('latin1');
+          const length = Number(/content-length: (\d+)/i.exec(head)?.[1] ?? NaN);
+          if (received.length < end + 4 + length) return;
+          socket.off('data', onData).off('error', reject);
+          const whole = received.subarray(end + 4, end + 4 + length);
+          received = received.subarray(end + 4 + length);
+          resolve({ head, body: whole });
+        };
+        socket.on('data', onData).on('error', reject);
+      });
+    await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
+    socket.write(request);
+    const first = await response();
+    t.match(first.head, /^HTTP\/1\.1 200/);
+    t.ok(pauses >= 4, `the reader paused ${pauses} times`);
+    const reply = JSON.parse(first.body.toString('utf8'));
+    t.same(Object.keys(reply), ['object', 'data', 'model', 'usage']);
+    t.equal(reply.data.length, 128);
+    let exact = true;
+    for (let i = 0; i < 128; i++) {
+      const got = Buffer.from(reply.data[i].embedding, 'base64');
+      const want = Buffer.from(vectorOf(input[i]!, 3072).buffer);
+      if (reply.data[i].index !== i || !got.equals(want)) exact = false;
+    }
+    t.ok(exact, 'every vector is the simulator\'s float32, byte for byte');
+    socket.write(request);
+    const second = await response();
+    t.ok(second.body.equals(first.body), 'the same connection answers the next call, the same bytes');
+    t.equal(received.length, 0, 'nothing after the framed bodies');
   });
 
   t.test('a model not served on embeddings: 404 in the embeddings envelope', async (t) => {

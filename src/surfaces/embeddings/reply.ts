@@ -1,21 +1,27 @@
 // A unary embeddings reply in two pure steps over plain data. decodeReply
-// (the supplier's parsed JSON → the `data` array as the gateway's JSON text,
-// and the supplier's usage) is the expensive one when a supplier answers
-// float arrays: a batch of 128 × 3072 floats is ~8 MB of JSON to parse and
-// 1.5 MB of float32 to encode. So the pipeline runs it in the pool for large
-// replies (surfaces/reply-pool.ts; workers/decode-reply.ts); renderReply
-// only splices the call's identity and the settled usage around that text.
+// (the supplier's parsed JSON → the `data` array as the gateway's JSON, in
+// UTF-8 bytes, and the supplier's usage) is the expensive one when a supplier
+// answers float arrays: a batch of 128 × 3072 floats is ~8 MB of JSON to parse
+// and 1.5 MB of float32 to encode. So the pipeline runs it in the pool for
+// large replies (surfaces/reply-pool.ts; workers/decode-reply.ts), which moves
+// those bytes back; renderReply only puts the call's identity and the settled
+// usage around them, as separate parts: the 2.8 MB of a 128 × 3072 batch are
+// written to the socket as they are, never joined into or encoded from a
+// string on the event loop.
 import { endianness } from 'node:os';
 import type { Metered } from '../../billing/types.js';
 import { GatewayError } from '../../errors/gateway-error.js';
-import type { CallInfo, ReplyMeter } from '../surface.js';
+import type { CallInfo, ReplyMeter, ReplyParts } from '../surface.js';
 
 const LITTLE_ENDIAN = endianness() === 'LE';
 
 /** What the gateway keeps of a supplier's reply: plain data, so it crosses threads. */
 export interface DecodedEmbeddings {
-  /** The `data` array, in input order, as JSON text: `[{"object":"embedding","index":0,"embedding":"<base64>"},…]`. */
-  data: string;
+  /**
+   * The `data` array, in input order, as UTF-8 JSON: `[{"object":"embedding","index":0,"embedding":"<base64>"},…]`.
+   * A large one owns its ArrayBuffer (Buffer.from of a long string), so the pool moves it back.
+   */
+  data: Uint8Array;
   /** The supplier's prompt_tokens, or null when it reported none (then the input is counted locally). */
   promptTokens: number | null;
 }
@@ -60,7 +66,7 @@ export function decodeReply(upstream: unknown): DecodedEmbeddings {
   }
   const usage = isObject(upstream.usage) ? upstream.usage.prompt_tokens : undefined;
   return {
-    data: '[' + ordered.join(',') + ']',
+    data: Buffer.from('[' + ordered.join(',') + ']', 'utf8'),
     promptTokens: typeof usage === 'number' && Number.isSafeInteger(usage) && usage >= 0 ? usage : null,
   };
 }
@@ -73,8 +79,8 @@ export function meterReply(reply: DecodedEmbeddings): ReplyMeter {
   return { usage, imageUnits: 0, producedText: '', outcome: 'completed', warning: null };
 }
 
-/** EmbeddingsResponseBody: the model as the caller named it, usage as settled (prompt_tokens = total_tokens). */
-export function renderReply(reply: DecodedEmbeddings, call: CallInfo, settled: Metered): string {
+/** EmbeddingsResponseBody: the model as the caller named it, usage as settled (prompt_tokens = total_tokens); in parts, the data's bytes as decoded. */
+export function renderReply(reply: DecodedEmbeddings, call: CallInfo, settled: Metered): ReplyParts {
   const tokens = settled.inputTokens;
-  return `{"object":"list","data":${reply.data},"model":${JSON.stringify(call.model)},"usage":{"prompt_tokens":${tokens},"total_tokens":${tokens}}}`;
+  return ['{"object":"list","data":', reply.data, `,"model":${JSON.stringify(call.model)},"usage":{"prompt_tokens":${tokens},"total_tokens":${tokens}}}`];
 }

@@ -3,16 +3,17 @@
 // the order it answered, as the gateway's JSON text) and renderReply (that
 // text + the call's time → the gateway's own ImagesResponseBody). An entry's
 // base64 is megabytes: it is kept as the string the one JSON.parse made and
-// written once into the `data` text, so a large reply can be decoded in the
-// pool and only that text crosses back.
+// written once into the `data` JSON, as UTF-8 bytes, so a large reply is
+// decoded in the pool, its bytes are moved back (workers/decode-reply.ts) and
+// written to the socket as they are (ReplyParts), never encoded on the event loop.
 import type { Metered } from '../../billing/types.js';
 import { GatewayError } from '../../errors/gateway-error.js';
-import type { CallInfo, ReplyMeter, RequestFacts } from '../surface.js';
+import type { CallInfo, ReplyMeter, ReplyParts, RequestFacts } from '../surface.js';
 
 /** What the gateway keeps of a supplier's reply: plain data, so it crosses threads. */
 export interface DecodedImages {
-  /** The `data` array as JSON text: `[{"b64_json":"…"},{"url":"…"}]`, at most n entries. */
-  data: string;
+  /** The `data` array as UTF-8 JSON: `[{"b64_json":"…"},{"url":"…"}]`, at most n entries (a large one owns its ArrayBuffer: moved back from the pool). */
+  data: Uint8Array;
   /** Entries in `data`: the image units settled. */
   count: number;
   /** Entries the supplier returned beyond the n asked for (not passed on, not charged). */
@@ -43,7 +44,7 @@ export function decodeReply(upstream: unknown, meta: RequestFacts): DecodedImage
     else throw new GatewayError('upstream_error');
     if (i < kept) data += (i === 0 ? '' : ',') + member;
   }
-  return { data: data + ']', count: kept, dropped: entries.length - kept };
+  return { data: Buffer.from(data + ']', 'utf8'), count: kept, dropped: entries.length - kept };
 }
 
 /** Billed per image unit: the images passed on, no tokens. */
@@ -55,6 +56,6 @@ export function meterReply(reply: DecodedImages): ReplyMeter {
 }
 
 /** ImagesResponseBody: the gateway's time of the call, the entries as the supplier ordered them. */
-export function renderReply(reply: DecodedImages, call: CallInfo): string {
-  return `{"created":${call.created},"data":${reply.data}}`;
+export function renderReply(reply: DecodedImages, call: CallInfo): ReplyParts {
+  return [`{"created":${call.created},"data":`, reply.data, '}'];
 }

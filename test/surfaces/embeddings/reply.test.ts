@@ -7,9 +7,10 @@ import { embeddingsCodec } from '../../../src/surfaces/embeddings/codec.js';
 import { decodeReply, embeddingBase64 } from '../../../src/surfaces/embeddings/reply.js';
 import { modelCallNamed } from '../../../src/surfaces/index.js';
 import { REPLY_POOL_BYTES } from '../../../src/surfaces/reply-pool.js';
-import { unary } from '../unary.js';
+import { bodyText, unary } from '../unary.js';
 import { GatewayError } from '../../../src/errors/gateway-error.js';
-import decodeInPool from '../../../workers/decode-reply.js';
+import decodeInPool, { decodeReplyData } from '../../../workers/decode-reply.js';
+import { Piscina } from 'piscina';
 
 const call = { requestId: 'req_x', model: 'embed', created: 1, orgId: 'org' };
 const settled: Metered = { inputTokens: 7, cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens: 0, imageUnits: 0, source: 'supplier' };
@@ -89,11 +90,44 @@ t.test('broken replies are upstream_error', async (t) => {
 
 t.test('the pool task gives what the inline decoder gives; broken JSON is not ok', async (t) => {
   const upstream = { data: Array.from({ length: 3 }, (_, i) => ({ index: i, embedding: Array.from({ length: 64 }, (_, j) => Math.sin(i * 64 + j)) })), usage: { prompt_tokens: 3 } };
-  const pooled = decodeInPool({ surface: 'embeddings', body: Buffer.from(JSON.stringify(upstream)), meta: {} });
+  const pooled = decodeReplyData({ surface: 'embeddings', body: Buffer.from(JSON.stringify(upstream)), meta: {} });
   t.ok(pooled.ok);
   const inline = decodeReply(upstream);
   t.same(pooled.ok && pooled.decoded, inline);
-  t.same(embeddingsCodec.render(inline, call, settled), unary(embeddingsCodec, upstream, call).render(settled));
+  t.same(bodyText(embeddingsCodec.render(inline, call, settled)), unary(embeddingsCodec, upstream, call).render(settled));
   t.same(decodeInPool({ surface: 'embeddings', body: Buffer.from('{"data":'), meta: {} }), { ok: false });
   t.same(decodeInPool({ surface: 'embeddings', body: Buffer.from('{"data":[]}'), meta: {} }), { ok: false });
+});
+
+t.test('the pool task reads a reply in blocks, a character split between two, as one text', async (t) => {
+  // A supplier's string passes through as it is: the characters reach the decoded data.
+  const upstream = { data: [{ index: 0, embedding: 'é€😀' }] };
+  const bytes = Buffer.from(JSON.stringify(upstream));
+  const split = bytes.indexOf(Buffer.from('😀')) + 2;
+  const blocks = [bytes.subarray(0, 5), bytes.subarray(5, split), bytes.subarray(split)];
+  t.same(decodeReplyData({ surface: 'embeddings', body: blocks, meta: {} }), { ok: true, decoded: decodeReply(upstream) });
+  // Every cut of a text of 1- to 4-byte characters, into two blocks and into three.
+  const text = JSON.stringify({ data: [{ index: 0, embedding: 'aé€😀b😀' }] });
+  const all = Buffer.from(text);
+  const want = { ok: true, decoded: decodeReply(JSON.parse(text)) };
+  let same = true;
+  for (let i = 0; i <= all.length; i++) {
+    for (let j = i; j <= all.length; j += 3) {
+      const got = decodeReplyData({ surface: 'embeddings', body: [all.subarray(0, i), all.subarray(i, j), all.subarray(j)], meta: {} });
+      if (JSON.stringify(got) !== JSON.stringify(want)) same = false;
+    }
+  }
+  t.ok(same, 'the same decoded reply whatever the cuts');
+  t.match(Buffer.from(want.decoded.data).toString('utf8'), /aé€😀b😀/);
+});
+
+t.test('a large decoded data is moved back from the pool (its own buffer), a small one cloned', async (t) => {
+  const large = { data: Array.from({ length: 4 }, (_, i) => ({ index: i, embedding: Array.from({ length: 3072 }, (_, j) => Math.cos(i + j)) })) };
+  const moved = decodeInPool({ surface: 'embeddings', body: Buffer.from(JSON.stringify(large)), meta: {} }) as unknown as Record<symbol, unknown>;
+  const value = moved[Piscina.valueSymbol] as { ok: true; decoded: { data: Uint8Array } };
+  t.ok(value.ok, 'wrapped for piscina: the result is its value');
+  t.same(moved[Piscina.transferableSymbol], [value.decoded.data.buffer], 'the data bytes are the transfer list');
+  t.same(value, decodeReplyData({ surface: 'embeddings', body: Buffer.from(JSON.stringify(large)), meta: {} }));
+  const small = { data: [{ index: 0, embedding: [1, 2] }] };
+  t.same(decodeInPool({ surface: 'embeddings', body: Buffer.from(JSON.stringify(small)), meta: {} }), { ok: true, decoded: decodeReply(small) }, 'a slab slice is not moved');
 });
