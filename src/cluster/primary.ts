@@ -18,6 +18,7 @@ import { migrate } from '../store/migrate.js';
 import { createPool } from '../store/pool.js';
 import { startSimulator, type Simulator } from '../simulator/index.js';
 import { PrimaryChannel } from '../ipc/channel.js';
+import { workerHeapFlags } from './heap-flags.js';
 import { serveMetricsFromPrimary, watchLedger } from './metrics.js';
 
 /** How long the start waits for the ledger host: past a lease (2 s) and a lease round, for a dead instance's entry to go. */
@@ -78,6 +79,9 @@ export async function runPrimary(config: Config): Promise<void> {
   const startedAt = new Map<number, number>();
   let earlyDeaths = 0;
   const env = { TOLLGATE_STORE_URL: storeUrl, TOLLGATE_SIMULATOR_URL: simulatorUrl ?? '', ...ledgerHost.workerEnv };
+  // V8's heap flags are fixed when a process starts: the workers get them on their command line (their pool threads
+  // share the process's flags). The primary keeps the node flags it was started with.
+  cluster.setupPrimary({ execArgv: [...process.execArgv, ...workerHeapFlags(config.memory)] });
   const fork = (): Worker => {
     const worker = cluster.fork(env);
     startedAt.set(worker.id, performance.now());

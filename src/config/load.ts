@@ -28,6 +28,8 @@ export const ENV_SETTINGS: ReadonlyArray<readonly [string, string]> = [
   ['PISCINA_MAX_THREADS', 'pools.piscina_max_threads'],
   ['PISCINA_NICE', 'pools.piscina_nice'],
   ['OFFLOAD_BODY_BYTES', 'pools.offload_body_bytes'],
+  ['HEAP_SEMI_SPACE_MB', 'memory.semi_space_mb'],
+  ['HEAP_GROWING_PERCENT', 'memory.heap_growing_percent'],
   ['BILLING_FLUSH_MS', 'billing.flush_ms'],
   ['HOLD_LEASE_MS', 'billing.hold_lease_ms'],
   ['QUOTA_PER_SECOND', 'billing.quota_per_second'],

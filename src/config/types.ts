@@ -11,6 +11,8 @@ export interface Config {
   data_dir: string;
   http: { max_body_bytes: number; max_json_depth: number; drain_timeout_ms: number; stalled_client_ms: number };
   pools: { pg_max: number; piscina_min_threads: number; piscina_max_threads: number; piscina_nice: number; offload_body_bytes: number };
+  /** V8 heap sizing of the HTTP worker processes (and so of their pool threads): 0 = V8's default. */
+  memory: { semi_space_mb: number; heap_growing_percent: number };
   billing: {
     flush_ms: number;
     hold_lease_ms: number;
