@@ -22,46 +22,15 @@ export interface DecodeReplyTask {
   meta: RequestFacts;
 }
 
-function utf8(bytes: Uint8Array, start = 0, end = bytes.length): string {
-  return Buffer.from(bytes.buffer, bytes.byteOffset + start, end - start).toString('utf8');
-}
-
-/** Bytes a UTF-8 sequence starting with `lead` takes (1 for ASCII or a stray byte). */
-function sequenceLength(lead: number): number {
-  return lead >= 0xf0 ? 4 : lead >= 0xe0 ? 3 : lead >= 0xc0 ? 2 : 1;
-}
-
 /**
- * The reply as one text. A block is decoded by Buffer's fast UTF-8 path up to
- * its last whole character; the 1–3 bytes of a character cut by the block's
- * end are decoded with the next block's first bytes. (A streaming TextDecoder
- * over the blocks gave the same text but took the slow path: the pool thread's
- * CPU per 128 × 3072 float reply rose by ~60 ms in the bench.)
+ * The reply as one text. Blocks are joined here, in the thread, and decoded
+ * once: JSON.parse of a text built block by block (a cons string) cost ~30 ms
+ * more per 128 × 3072 float reply than of one decoded whole (the join itself
+ * ~6 ms; bench/micro/embeddings-reply.ts), and a streaming TextDecoder more still.
  */
 function replyText(body: Uint8Array | Uint8Array[]): string {
-  if (body instanceof Uint8Array) return utf8(body);
-  let text = '';
-  let carry: Uint8Array | null = null;
-  for (const block of body) {
-    // An empty block cannot finish a cut character: it stays carried.
-    if (block.length === 0) continue;
-    let start = 0;
-    if (carry !== null) {
-      // The cut character's remaining bytes are the continuation bytes (10xxxxxx) this block starts with.
-      while (start < block.length && start < 3 && (block[start]! & 0xc0) === 0x80) start++;
-      text += Buffer.concat([carry, block.subarray(0, start)]).toString('utf8');
-      carry = null;
-    }
-    let end = block.length;
-    let lead = end - 1;
-    while (lead > start && end - lead < 4 && (block[lead]! & 0xc0) === 0x80) lead--;
-    if (lead >= start && lead < end && lead + sequenceLength(block[lead]!) > end) {
-      carry = block.subarray(lead, end);
-      end = lead;
-    }
-    text += utf8(block, start, end);
-  }
-  return carry === null ? text : text + Buffer.from(carry).toString('utf8');
+  const whole = body instanceof Uint8Array ? body : body.length === 1 ? body[0]! : Buffer.concat(body);
+  return Buffer.from(whole.buffer, whole.byteOffset, whole.byteLength).toString('utf8');
 }
 
 /** The task's work, as plain data (what the inline path and the tests compare). */

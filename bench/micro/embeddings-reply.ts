@@ -1,8 +1,9 @@
 // Where decoding an embeddings reply in the worker-thread pool pays: the
 // main thread's time per reply, inline (JSON.parse + decode + render, as
 // pipeline/answer-unary.ts does below the threshold) against a pool hop
-// (clone the text to a thread, await the decoded data, render), for supplier
-// replies of float arrays and of base64 of growing size (reply-hop.ts).
+// (move the bytes to a thread, await the decoded data, its bytes moved back,
+// render), for supplier replies of float arrays and of base64 of growing size
+// (reply-hop.ts).
 // The result sets REPLY_POOL_BYTES (src/surfaces/reply-pool.ts).
 // Run: npm run build && node dist/bench/micro/embeddings-reply.js
 import { OffloadPool } from '../../src/offload/pool.js';
