@@ -12,7 +12,8 @@
 // - The client stays behind for http.stalled_client_ms (see SseWriter): the
 //   gateway cuts it and goes on as if it had left.
 // - An event over suppliers.max_event_bytes: a supplier failure as above,
-//   before or after the first event.
+//   except that before the first frame it is a 502, never tried elsewhere.
+import { GatewayError } from '../errors/gateway-error.js';
 import { SseWriter } from '../server/sse.js';
 import type { UpstreamReply } from '../suppliers/dispatch.js';
 import { ReplyTooLarge } from '../suppliers/reply-limits.js';
@@ -36,6 +37,7 @@ export async function answerStream(call: ModelCall, upstream: UpstreamReply): Pr
   const reader = new SseReader(call.deps.suppliers.maxEventBytes);
   const writer = new SseWriter(ctx, call.deps.stalledClientMs);
   let broken = false;
+  let tooLarge = false;
   try {
     for await (const chunk of upstream.body) {
       let frames = '';
@@ -56,7 +58,10 @@ export async function answerStream(call: ModelCall, upstream: UpstreamReply): Pr
     }
   } catch (err) {
     broken = true;
-    if (err instanceof ReplyTooLarge) call.deps.suppliers.replyTooLarge(upstream.route, err.limit);
+    if (err instanceof ReplyTooLarge) {
+      tooLarge = true;
+      call.deps.suppliers.replyTooLarge(upstream.route, err.limit);
+    }
   }
   call.firstByteMs = writer.firstByteAt;
 
@@ -67,8 +72,14 @@ export async function answerStream(call: ModelCall, upstream: UpstreamReply): Pr
   }
   if (broken || !transcoder.complete) {
     if (!ctx.responded) {
-      // Nothing reached the client: the next route may answer (run.ts settles if none does).
       discard(upstream);
+      // An event over its bound is not retried: the supplier did (and billed) the work, and a caller
+      // who can draw such replies must not be able to open a supplier's circuit (dispatch.ts replyTooLarge).
+      if (tooLarge) {
+        await settle(call, null, 'failed');
+        throw new GatewayError('upstream_error');
+      }
+      // Nothing reached the client: the next route may answer (run.ts settles if none does).
       throw new UnusableReply();
     }
     await settle(call, await meterPartial(call, transcoder.metered(), transcoder.producedText()), 'incomplete');
