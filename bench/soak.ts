@@ -173,7 +173,7 @@ async function main(): Promise<number> {
     const until = started + SECONDS * 1000;
     let round = 0;
     const status = setInterval(() => {
-      process.stderr.write(`soak: ${Math.round((Date.now() - started) / 1000)} s of ${SECONDS}, ${report.requests} calls, fault: ${current?.name ?? 'none'}\n`);
+      process.stderr.write(`soak: ${Math.round((Date.now() - started) / 1000)} s of ${SECONDS}, ${report.requests} calls, ${children(gw.proc.pid!).length} workers, fault: ${current?.name ?? 'none'}\n`);
     }, 60_000);
     while (Date.now() + period <= until) {
       const fault = schedule[round++ % schedule.length];
@@ -240,6 +240,13 @@ async function main(): Promise<number> {
     }
     process.stdout.write(`written: bench/results/soak-${stamp}.json and .html (also soak-latest.*)\n`);
     return report.ok() ? 0 : 1;
+  } catch (err) {
+    // A soak that could not finish still leaves the gateway's log, which is what says why.
+    const out = join(packageRoot, 'bench', 'results');
+    mkdirSync(out, { recursive: true });
+    writeFileSync(join(out, 'soak-failed.log'), gw.output());
+    process.stderr.write(`soak: the gateway's log is in bench/results/soak-failed.log\n`);
+    throw err;
   } finally {
     await dispatcher.close().catch(() => {});
     await gw.stop().catch(() => {});
