@@ -8,10 +8,11 @@
 // keep money held while its worker lives on.
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '../log/logger.js';
-import { chargeEntry, OrgActor, type AccountRow, type Entry, type HoldRecord } from './actor.js';
+import { OrgActor, type Entry, type HoldRecord } from './actor.js';
 import { Journal } from './journal.js';
+import { LateChecks, SETTLE_CHECK_AFTER_MS } from './late-checks.js';
 import { Leases } from './leases.js';
-import type { AccountView, CreditCommand, CreditReply, LedgerCore, ReleaseCommand, ProgressCommand, ReserveCommand, ReserveReply, SettleCommand, UsageRow } from './protocol.js';
+import type { AccountView, CreditCommand, CreditReply, LedgerCore, ReleaseCommand, ProgressCommand, ReserveCommand, ReserveReply, SettleCommand } from './protocol.js';
 import { isCheckViolation, type LedgerStore } from './store.js';
 
 export interface LedgerSettings {
@@ -35,16 +36,8 @@ const SLOW_SWEEP_MS = 5000;
  * running actor within this interval; the console API reaches it at once.
  */
 const RECONCILE_MS = 1000;
-/**
- * A settlement this old when it arrives (or one its host marks `check`) may
- * have been stored by another writer already: a worker that gave up on the
- * actor and wrote it directly (never sooner than DIRECT_WRITE_AFTER_MS after
- * sending it, redis/client.ts), or a shard's previous owner. It counts only
- * after the store says whether it holds it, read with the balance in one
- * snapshot, so memory never counts it twice or not at all. A younger one
- * cannot have been stored by anyone else, and takes no round trip.
- */
-export const SETTLE_CHECK_AFTER_MS = 500;
+/** Settlements older than this are checked against the store first (late-checks.ts). */
+export { SETTLE_CHECK_AFTER_MS } from './late-checks.js';
 
 export interface LedgerStats {
   actors: number;
@@ -83,8 +76,7 @@ export class Ledger implements LedgerCore {
   private readonly settlingOnProgress = new Set<string>();
   private overdraftMicros = 0;
   private overdraftSettlements = 0;
-  /** Late settlements waiting for one store read (see SETTLE_CHECK_AFTER_MS), in arrival order. */
-  private checks: Array<{ actor: OrgActor; usage: UsageRow; done: (out: ReturnType<OrgActor['settle']>) => void }> = [];
+  private readonly lateChecks: LateChecks;
   private expiredHolds = 0;
   /** Told of every hold voided by its lease or maximum age (the Redis host drops it from its mirror). */
   onHoldExpired: ((hold: HoldRecord) => void) | null = null;
@@ -99,6 +91,7 @@ export class Ledger implements LedgerCore {
       if (this.actors.get(entry.orgId)?.confirmed(entry, result) === true) this.recheck(entry.orgId);
     });
     this.leases = new Leases(settings.holdLeaseMs);
+    this.lateChecks = new LateChecks(store, this.journal, logger, clock);
     this.sweepEveryMs = Math.min(1000, Math.max(20, Math.floor(settings.holdLeaseMs / 4)));
     this.sweeper = setInterval(() => this.sweep(), this.sweepEveryMs);
     this.sweeper.unref();
@@ -125,7 +118,7 @@ export class Ledger implements LedgerCore {
     }
     const now = this.clock();
     const late = cmd.check === true || now - usage.finishedAt > SETTLE_CHECK_AFTER_MS;
-    const out = late && !actor.isClosed(usage.requestId) ? await this.settleChecked(actor, usage) : actor.settle(usage, now);
+    const out = late && !actor.isClosed(usage.requestId) ? await this.lateChecks.settle(actor, usage) : actor.settle(usage, now);
     if (out === null) {
       await this.unwritten.get(usage.requestId);
       return;
@@ -139,37 +132,6 @@ export class Ledger implements LedgerCore {
     const written = this.journal.append(usage, out.entry).then(() => void this.unwritten.delete(usage.requestId));
     this.unwritten.set(usage.requestId, written);
     if (this.settings.flushMs === 0) await capped(written, DURABLE_WAIT_MAX_MS);
-  }
-
-  /** Queues a late settlement for the next check: the checks of one turn share a store read. */
-  private settleChecked(actor: OrgActor, usage: UsageRow): Promise<ReturnType<OrgActor['settle']>> {
-    actor.lastUsed = this.clock(); // not evicted while its check waits
-    return new Promise((done) => {
-      if (this.checks.push({ actor, usage, done }) === 1) setImmediate(() => void this.runChecks());
-    });
-  }
-
-  private runChecks(): Promise<void> {
-    const batch = this.checks;
-    this.checks = [];
-    return this.journal.exclusive(async () => {
-      const actors = new Set(batch.map((c) => c.actor));
-      const ids = [...actors].flatMap((a) => a.pendingIds());
-      for (const c of batch) ids.push(chargeEntry(c.usage).id);
-      let rows: Map<string, AccountRow> | null = null;
-      try {
-        rows = await this.store.loadAccounts([...actors].map((a) => a.orgId), ids);
-      } catch (err) {
-        // The store cannot say: apply them as memory knows them; the journal's unique key still refuses a repeat.
-        this.logger.warn({ err: (err as Error).message, settlements: batch.length }, 'ledger: late settlements not checked against the store');
-      }
-      const now = this.clock();
-      for (const a of actors) {
-        const row = rows?.get(a.orgId);
-        if (row !== undefined) a.load(row);
-      }
-      for (const c of batch) c.done(c.actor.settle(c.usage, now, rows?.get(c.actor.orgId)?.journaled?.has(chargeEntry(c.usage).id) === true));
-    });
   }
 
   /** A stream's progress, kept on its hold; the hold (null if not open here) so a host can mirror it. */

@@ -35,7 +35,7 @@ const RELEASE_RETRY_MS = 1000;
 /**
  * A settlement that may have reached Redis is written directly no sooner than
  * this after it was sent, so that the actor can tell by its age
- * (SETTLE_CHECK_AFTER_MS, ledger.ts) that another writer may have stored it.
+ * (SETTLE_CHECK_AFTER_MS, late-checks.ts) that another writer may have stored it.
  */
 const DIRECT_WRITE_AFTER_MS = 2000;
 /**
