@@ -42,14 +42,14 @@ if (db !== null) {
     await apply({ suppliers: [supplier(['native_messages'])] });
   });
 
-  // A supplier row written by hand, as before wires were checked.
-  await pool.query(
-    `INSERT INTO suppliers (id, name, wire_protocol, base_url, credential_env, protocols, active)
-     VALUES ($1, 'hand-written', 'anthropic-compatible', 'http://127.0.0.1:9/v1', NULL, '{chat_completions}', true)`,
-    [BAD],
-  );
-
   t.test('item 1: apply refuses a route whose supplier wire cannot speak its protocol, by name', async (t) => {
+    // A supplier row written by hand, as before wires were checked. Inside the test, not between two: a top-level
+    // await there let the file's root test end before the next t.test() on a loaded machine (seen in a CI run).
+    await pool.query(
+      `INSERT INTO suppliers (id, name, wire_protocol, base_url, credential_env, protocols, active)
+       VALUES ($1, 'hand-written', 'anthropic-compatible', 'http://127.0.0.1:9/v1', NULL, '{chat_completions}', true)`,
+      [BAD],
+    );
     const before = await revision();
     const model = {
       vendor: 'northwind', canonical_name: 'routed-badly', display_name_en: 'x', display_name_ru: 'x', description_en: 'x', description_ru: 'x',
