@@ -1,21 +1,36 @@
 // The worker-thread pool of an HTTP worker (piscina): CPU-heavy work that
-// measurement shows is worth a hop — token counting (tiktoken, ~200 µs/KB)
-// and preparing large request bodies. It starts lazily: a thread costs
+// measurement shows is worth a hop — token counting (tiktoken, ~200 µs/KB),
+// preparing large request bodies, decoding large supplier replies — and, in a
+// second pool of its own, the supplier requests of surfaces whose replies are
+// megabytes (fetchTransport). It starts lazily: a thread costs
 // ~0.3–0.6 s and tens of MB, which an HTTP worker should not pay until it
 // needs one. Each task file is loaded by a thread on its first task of that
 // kind, so preparing bodies never loads the tokenizer.
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { MessageChannel } from 'node:worker_threads';
 import { Piscina } from 'piscina';
 import { packageRoot } from '../config/paths.js';
+import type { Answered, Transport } from '../suppliers/dispatch.js';
+import { AttemptFailed } from '../suppliers/failures.js';
 import type { ReplyBytes } from '../suppliers/reply-limits.js';
 import type { DecodeResult } from '../surfaces/local-operation.js';
 import type { DecodeReplyResult, PrepareResult, RequestFacts } from '../surfaces/surface.js';
+import type { FetchReplyResult } from '../../workers/fetch-reply.js';
 
 const COUNT_TOKENS = join(packageRoot, 'dist/workers/count-tokens.js');
 const PREPARE_REQUEST = join(packageRoot, 'dist/workers/prepare-request.js');
 const DECODE_LOCAL = join(packageRoot, 'dist/workers/decode-local.js');
 const DECODE_REPLY = join(packageRoot, 'dist/workers/decode-reply.js');
+const FETCH_REPLY = join(packageRoot, 'dist/workers/fetch-reply.js');
+
+/**
+ * Supplier requests in flight at once on one fetch thread. They mostly wait
+ * for the supplier (undici queues past suppliers.connections_per_origin), and
+ * each holds at most suppliers.max_reply_bytes while its reply arrives; the
+ * thread decodes one reply at a time whatever this is.
+ */
+const FETCHES_PER_THREAD = 32;
 
 /**
  * The body's bytes in an ArrayBuffer of their own, which can be moved to a
@@ -40,6 +55,7 @@ const REPLIES_INLINE = process.env.TOLLGATE_BENCH_EMBEDDINGS_INLINE === '1';
 
 export class OffloadPool {
   private pool: Piscina | null = null;
+  private fetchPool: Piscina | null = null;
 
   constructor(
     private readonly minThreads: number,
@@ -65,6 +81,60 @@ export class OffloadPool {
       this.pool.on('error', this.onThreadError);
     }
     return this.pool;
+  }
+
+  /**
+   * Supplier requests, one per task, many at once per thread: a pool apart
+   * from the CPU tasks' so that a slow supplier never holds a thread that
+   * count_tokens or a large body is waiting for.
+   */
+  private get fetchThreads(): Piscina {
+    if (this.fetchPool === null) {
+      this.fetchPool = new Piscina({
+        filename: FETCH_REPLY,
+        minThreads: 0,
+        maxThreads: this.maxThreads,
+        concurrentTasksPerWorker: FETCHES_PER_THREAD,
+        idleTimeout: 60_000,
+        workerData: { nice: this.nice },
+      });
+      this.fetchPool.on('error', this.onThreadError);
+    }
+    return this.fetchPool;
+  }
+
+  /**
+   * The transport for a surface whose replies are megabytes (surface.ts,
+   * fetchInPool): a pool thread makes each attempt and reads and decodes the
+   * reply, so the event loop neither receives nor parses it (~16 ms and
+   * ~60–130 ms per 128 × 3072 float embeddings reply). Null under the bench's
+   * inline switch: the event loop does it all, to show what the pool buys.
+   */
+  fetchTransport(surface: string, meta: RequestFacts): Transport | null {
+    if (REPLIES_INLINE) return null;
+    return (target, body, signal, settings) => this.fetchReply(surface, meta, target, body, signal, settings);
+  }
+
+  private async fetchReply(surface: string, meta: RequestFacts, ...[target, body, signal, settings]: Parameters<Transport>): Promise<Answered> {
+    signal.throwIfAborted();
+    // The abort crosses on a port of its own: piscina's own abort would end the whole thread, and with it the other requests it carries.
+    const { port1, port2 } = new MessageChannel();
+    const onAbort = (): void => port1.postMessage(0);
+    signal.addEventListener('abort', onAbort, { once: true });
+    let result: FetchReplyResult;
+    try {
+      const { connectTimeoutMs, headersTimeoutMs, bodyTimeoutMs, connectionsPerOrigin, maxReplyBytes } = settings;
+      const task = { surface, target, body, meta, settings: { connectTimeoutMs, headersTimeoutMs, bodyTimeoutMs, connectionsPerOrigin, maxReplyBytes }, abort: port2 };
+      result = (await this.fetchThreads.run(task, { filename: FETCH_REPLY, transferList: [port2] })) as FetchReplyResult;
+    } finally {
+      signal.removeEventListener('abort', onAbort);
+      port1.close();
+    }
+    if (!result.answered) {
+      if (result.failure !== null) throw new AttemptFailed(result.failure);
+      throw signal.aborted ? signal.reason : new Error('supplier attempt failed in the fetch thread');
+    }
+    return { statusCode: result.statusCode, contentType: result.contentType, body: null, read: result.read };
   }
 
   /** o200k_base token counts of each text. */
@@ -102,8 +172,9 @@ export class OffloadPool {
   }
 
   async close(): Promise<void> {
-    if (this.pool !== null) await this.pool.destroy();
+    await Promise.all([this.pool?.destroy(), this.fetchPool?.destroy()]);
     this.pool = null;
+    this.fetchPool = null;
   }
 }
 

@@ -24,13 +24,15 @@ import { refusalFromSupplier, UnusableReply } from './upstream.js';
 
 export async function answerStream(call: ModelCall, upstream: UpstreamReply): Promise<void> {
   const ctx = call.ctx;
+  // A stream's body is always read here: no transport that reads bodies itself is used for streams (upstream.ts).
+  const body = upstream.body!;
   if (upstream.statusCode >= 400) {
-    await upstream.body.dump().catch(() => {});
+    await body.dump().catch(() => {});
     await settle(call, null, 'failed');
     throw refusalFromSupplier(upstream.statusCode);
   }
   if (!upstream.contentType.startsWith('text/event-stream')) {
-    discard(upstream);
+    discard(body);
     throw new UnusableReply();
   }
   const transcoder = call.surface.stream!(call.info(), call.prepared!, call.deps.services);
@@ -39,7 +41,7 @@ export async function answerStream(call: ModelCall, upstream: UpstreamReply): Pr
   let broken = false;
   let tooLarge = false;
   try {
-    for await (const chunk of upstream.body) {
+    for await (const chunk of body) {
       let frames = '';
       for (const ev of reader.push(chunk as Uint8Array)) frames += transcoder.event(ev);
       if (frames !== '' && !writer.write(frames) && !(await writer.writable())) {
@@ -72,7 +74,7 @@ export async function answerStream(call: ModelCall, upstream: UpstreamReply): Pr
   }
   if (broken || !transcoder.complete) {
     if (!ctx.responded) {
-      discard(upstream);
+      discard(body);
       // An event over its bound is not retried: the supplier did (and billed) the work, and a caller
       // who can draw such replies must not be able to open a supplier's circuit (dispatch.ts replyTooLarge).
       if (tooLarge) {
@@ -99,7 +101,7 @@ export async function answerStream(call: ModelCall, upstream: UpstreamReply): Pr
  * abort as an 'error' event when destroyed: without a listener that event
  * would crash the worker (found by the soak).
  */
-function discard(upstream: UpstreamReply): void {
-  upstream.body.on('error', () => {});
-  upstream.body.destroy();
+function discard(body: NonNullable<UpstreamReply['body']>): void {
+  body.on('error', () => {});
+  body.destroy();
 }

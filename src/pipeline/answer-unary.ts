@@ -1,39 +1,20 @@
 // A whole (non-streamed) answer: read the supplier's reply, decode it (in the
-// pool when it is large), meter it, settle, then send the surface's own reply
-// with the usage as settled. A reply over suppliers.max_reply_bytes is a
-// supplier failure (502), read no further.
+// pool when it is large; for surfaces whose replies are megabytes a pool
+// thread has already read and decoded it: upstream.read), meter it, settle,
+// then send the surface's own reply with the usage as settled. A reply over
+// suppliers.max_reply_bytes is a supplier failure (502), read no further.
 import { GatewayError } from '../errors/gateway-error.js';
 import { sendJson, sendJsonParts } from '../server/respond.js';
-import type { UpstreamReply } from '../suppliers/dispatch.js';
+import type { ReadReply, UpstreamReply } from '../suppliers/dispatch.js';
 import { readReplyBytes, recycleBlocks, ReplyTooLarge, replyText, type ReplyBytes } from '../suppliers/reply-limits.js';
 import type { ModelCall } from './call.js';
 import { localCount, settle } from './settle.js';
 import { refusalFromSupplier, UnusableReply } from './upstream.js';
 
 export async function answerUnary(call: ModelCall, upstream: UpstreamReply): Promise<void> {
-  let bytes: ReplyBytes;
-  try {
-    bytes = await readReplyBytes(upstream.body, call.deps.suppliers.maxReplyBytes);
-  } catch (err) {
-    if (err instanceof ReplyTooLarge) call.deps.suppliers.replyTooLarge(upstream.route, err.limit);
-    // The client left (cancelled) or the supplier dropped mid-body: nothing reached the client.
-    await settle(call, null, call.ctx.aborted ? 'cancelled' : 'failed');
-    if (call.ctx.aborted) return;
-    throw new GatewayError('upstream_error');
-  }
-  if (upstream.statusCode >= 400) {
-    await settle(call, null, 'failed');
-    throw refusalFromSupplier(upstream.statusCode);
-  }
   const surface = call.surface;
-  let reply: unknown;
-  try {
-    reply = await decodeReply(call, bytes);
-  } catch (err) {
-    // Not the protocol's reply, and nothing has reached the client: the next route may answer (run.ts).
-    if (err instanceof GatewayError && err.code === 'upstream_error') throw new UnusableReply();
-    throw err;
-  }
+  const reply = upstream.read !== null ? await decodedElsewhere(call, upstream, upstream.read) : await readAndDecode(call, upstream);
+  if (reply === CLIENT_GONE) return;
   const meter = surface.meter(reply);
   if (meter.warning !== null) call.deps.logger.warn({ rid: call.ctx.requestId, surface: call.name, supplier: call.supplier }, meter.warning);
   const metered = meter.usage ?? (await localCount(call, meter.producedText, meter.imageUnits));
@@ -45,6 +26,49 @@ export async function answerUnary(call: ModelCall, upstream: UpstreamReply): Pro
   const body = surface.render(reply, info, metered);
   if (typeof body === 'string') sendJson(call.ctx, 200, body);
   else sendJsonParts(call.ctx, 200, body);
+}
+
+/** The reply read here, then decoded here or in the pool. */
+async function readAndDecode(call: ModelCall, upstream: UpstreamReply): Promise<unknown> {
+  let bytes: ReplyBytes;
+  try {
+    bytes = await readReplyBytes(upstream.body!, call.deps.suppliers.maxReplyBytes);
+  } catch (err) {
+    if (err instanceof ReplyTooLarge) call.deps.suppliers.replyTooLarge(upstream.route, err.limit);
+    return bodyFailed(call);
+  }
+  if (upstream.statusCode >= 400) return refused(call, upstream.statusCode);
+  try {
+    return await decodeReply(call, bytes);
+  } catch (err) {
+    // Not the protocol's reply, and nothing has reached the client: the next route may answer (run.ts).
+    if (err instanceof GatewayError && err.code === 'upstream_error') throw new UnusableReply();
+    throw err;
+  }
+}
+
+/** The reply as a pool thread read and decoded it (surface.fetchInPool): the same outcomes, none of the bytes on this thread. */
+async function decodedElsewhere(call: ModelCall, upstream: UpstreamReply, read: ReadReply): Promise<unknown> {
+  if (read.read === 'too_large') call.deps.suppliers.replyTooLarge(upstream.route, read.limit);
+  if (read.read !== 'whole') return bodyFailed(call);
+  if (upstream.statusCode >= 400) return refused(call, upstream.statusCode);
+  if (!read.ok) throw new UnusableReply();
+  return read.decoded;
+}
+
+/** The client left before the reply was read whole: the call is settled, and nobody is there to answer. */
+const CLIENT_GONE = Symbol('client gone');
+
+/** The body could not be read whole: the client left (cancelled), or the supplier dropped, stalled or overran mid-body. Nothing reached the client. */
+async function bodyFailed(call: ModelCall): Promise<typeof CLIENT_GONE> {
+  await settle(call, null, call.ctx.aborted ? 'cancelled' : 'failed');
+  if (call.ctx.aborted) return CLIENT_GONE;
+  throw new GatewayError('upstream_error');
+}
+
+async function refused(call: ModelCall, statusCode: number): Promise<never> {
+  await settle(call, null, 'failed');
+  throw refusalFromSupplier(statusCode);
 }
 
 /**

@@ -11,12 +11,16 @@ import type { ModelCall } from './call.js';
 export async function callSuppliers(call: ModelCall, tried: ReadonlySet<Route> | null = null): Promise<UpstreamReply> {
   const model = call.model!;
   const routes = model.protocols.get(call.surface.protocol)!.routes;
+  // Megabyte replies (embeddings, images: unary) are received and decoded by a pool thread, never on the event loop.
+  const prepared = call.prepared!;
+  const transport = call.surface.fetchInPool === true && !prepared.decoded.stream ? call.deps.offload.fetchTransport(call.name, prepared.meta) : null;
   const reply = await call.deps.suppliers.send(
     call.surface.protocol,
     routes,
-    (route) => call.surface.upstreamBody(call.prepared!, route, model.maxOutputTokens),
+    (route) => call.surface.upstreamBody(prepared, route, model.maxOutputTokens),
     call.abort.signal,
     tried,
+    transport,
   );
   call.supplier = reply.route.supplier.name;
   return reply;

@@ -2,14 +2,15 @@
 // has gone to the client, a connect error, a timeout, a 5xx or a 429 moves the
 // call to the next route; after that the caller owns the reply and nothing is
 // retried. One undici Pool (keep-alive) per supplier origin.
-import { Pool, errors as undiciErrors, type Dispatcher } from 'undici';
+import { Pool, type Dispatcher } from 'undici';
 import { CredentialPolicy } from '../catalog/credentials.js';
 import type { ProtocolCode, Route } from '../catalog/types.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import type { Logger } from '../log/logger.js';
 import type { Metrics } from '../metrics/registry.js';
 import { CircuitBreaker } from './breaker.js';
-import { RouteTargets } from './targets.js';
+import { classify, type FailureKind } from './failures.js';
+import { RouteTargets, type Target } from './targets.js';
 import { REFUSED } from './wire.js';
 
 export interface DispatchSettings {
@@ -33,20 +34,35 @@ export interface UpstreamReply {
   route: Route;
   statusCode: number;
   contentType: string;
-  body: Dispatcher.ResponseData['body'];
+  /** The body to read; null when the transport read it whole itself (`read`). */
+  body: Dispatcher.ResponseData['body'] | null;
+  /** What came of reading the body, when the transport did (a pool thread: workers/fetch-reply.ts); null otherwise. */
+  read: ReadReply | null;
 }
 
-type FailureKind = 'connect' | 'timeout' | 'overloaded' | 'server' | 'client' | 'credential';
+/**
+ * A reply read whole where it was received, never crossing the event loop as
+ * bytes: `whole` with the surface's decoded reply (`ok` false: not the
+ * protocol's reply; not decoded at all past a 4xx), `too_large` past
+ * suppliers.max_reply_bytes, or `broken` (the body failed or stalled midway).
+ */
+export type ReadReply = { read: 'whole'; ok: boolean; decoded: unknown } | { read: 'too_large'; limit: number } | { read: 'broken' };
 
-const RETRYABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN', 'UND_ERR_SOCKET', 'UND_ERR_CLOSED']);
-
-function classify(err: unknown): FailureKind | null {
-  if (err instanceof undiciErrors.ConnectTimeoutError || err instanceof undiciErrors.HeadersTimeoutError || err instanceof undiciErrors.BodyTimeoutError) {
-    return 'timeout';
-  }
-  const code = (err as NodeJS.ErrnoException)?.code;
-  return code !== undefined && RETRYABLE_CODES.has(code) ? 'connect' : null;
+/** What an attempt got back once its headers arrived. */
+export interface Answered {
+  statusCode: number;
+  contentType: string;
+  body: Dispatcher.ResponseData['body'] | null;
+  read: ReadReply | null;
 }
+
+/**
+ * How an attempt reaches a route, when not on this thread with undici (the
+ * default): a pool thread that makes the request and reads and decodes the
+ * reply itself (OffloadPool.fetchReply). A 429 or 5xx comes back with its body
+ * already dropped; a connect error or timeout is thrown as AttemptFailed.
+ */
+export type Transport = (target: Target, body: string, signal: AbortSignal, settings: DispatchSettings) => Promise<Answered>;
 
 export class SupplierDispatcher {
   private readonly pools = new Map<string, Pool>();
@@ -100,7 +116,14 @@ export class SupplierDispatcher {
    * Returns the first acceptable reply (2xx, or a 4xx the supplier meant for
    * the request). Throws GatewayError when every route failed.
    */
-  async send(protocol: ProtocolCode, routes: Route[], bodyFor: (route: Route) => string, signal: AbortSignal, tried: ReadonlySet<Route> | null = null): Promise<UpstreamReply> {
+  async send(
+    protocol: ProtocolCode,
+    routes: Route[],
+    bodyFor: (route: Route) => string,
+    signal: AbortSignal,
+    tried: ReadonlySet<Route> | null = null,
+    transport: Transport | null = null,
+  ): Promise<UpstreamReply> {
     const kinds: FailureKind[] = [];
     for (const route of this.order(routes)) {
       // Routes whose 2xx reply was unusable on an earlier turn of this call (pipeline/run.ts).
@@ -113,23 +136,17 @@ export class SupplierDispatcher {
         continue;
       }
       try {
-        const res = await this.pool(target.origin).request({
-          method: 'POST',
-          path: target.path,
-          headers: target.headers,
-          body: bodyFor(route),
-          signal,
-        });
+        const res = transport === null ? await this.request(target, bodyFor(route), signal) : await transport(target, bodyFor(route), signal, this.settings);
         if (res.statusCode === 429 || res.statusCode === 529 || res.statusCode >= 500) {
           const kind: FailureKind = res.statusCode >= 500 && res.statusCode !== 503 && res.statusCode !== 529 ? 'server' : 'overloaded';
-          await res.body.dump().catch(() => {});
+          await res.body?.dump().catch(() => {});
           this.failed(supplier.id, supplier.name, kind, res.statusCode);
           kinds.push(kind);
           continue;
         }
         this.breaker.success(supplier.id);
         if (kinds.length > 0) this.metrics.count('supplier_failovers');
-        return { route, statusCode: res.statusCode, contentType: String(res.headers['content-type'] ?? ''), body: res.body };
+        return { route, statusCode: res.statusCode, contentType: res.contentType, body: res.body, read: res.read };
       } catch (err) {
         if (signal.aborted) throw err;
         const kind = classify(err);
@@ -141,6 +158,12 @@ export class SupplierDispatcher {
     if (kinds.length > 0 && kinds.every((k) => k === 'overloaded')) throw new GatewayError('upstream_overloaded');
     if (kinds.length > 0 && kinds.every((k) => k === 'timeout')) throw new GatewayError('upstream_timeout');
     throw new GatewayError('upstream_error');
+  }
+
+  /** One attempt on this thread: undici, keep-alive per origin; the body is the caller's to read. */
+  private async request(target: Target, body: string, signal: AbortSignal): Promise<Answered> {
+    const res = await this.pool(target.origin).request({ method: 'POST', path: target.path, headers: target.headers, body, signal });
+    return { statusCode: res.statusCode, contentType: String(res.headers['content-type'] ?? ''), body: res.body, read: null };
   }
 
   /** A stored catalog names a variable the policy refuses: the route is skipped, nothing is sent. */

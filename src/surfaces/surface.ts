@@ -170,6 +170,13 @@ export interface ModelCallSurface<R> {
   decodeReply(upstream: unknown, meta: RequestFacts): R;
   /** Replies longer than this many bytes are parsed and decoded in the pool (surfaces/index.ts, REPLY_POOL_BYTES). */
   readonly replyPoolBytes: number;
+  /**
+   * The supplier request itself is made from a pool thread, which reads and
+   * decodes the reply there (workers/fetch-reply.ts): for surfaces whose
+   * replies run to megabytes, which the event loop would otherwise spend
+   * ~2 ms per MB just receiving. Unary only.
+   */
+  readonly fetchInPool?: boolean;
   meter(reply: R): ReplyMeter;
   /**
    * The reply body as the gateway's own object, with the usage as settled. Pure.

@@ -1,14 +1,13 @@
 // POST /v1/embeddings through the official `openai` package, unchanged (it
 // asks for base64 and decodes it), against a real gateway over real HTTP
 // with the simulator as the supplier — answering base64, and answering float
-// arrays ([sim:floats]) small (decoded on the event loop) and large (128 ×
-// 3072 floats, decoded in the pool). Refusals by name before any supplier
+// arrays ([sim:floats]) small and large (128 × 3072 floats, 8.4 MB): every
+// embeddings reply is received and decoded by a pool thread (surface.fetchInPool). Refusals by name before any supplier
 // request; one usage row per call; the balance moved by exactly price × tokens.
 import { connect } from 'node:net';
 import OpenAI from 'openai';
 import t from 'tap';
 import { parseMoney, tokenCost } from '../../src/money/money.js';
-import { REPLY_POOL_BYTES } from '../../src/surfaces/reply-pool.js';
 import { vectorOf } from '../../src/simulator/embeddings.js';
 import { startSimulator } from '../../src/simulator/index.js';
 import { startGateway } from '../helpers/gateway.js';
@@ -46,17 +45,17 @@ if (db !== null) {
     t.ok(Array.isArray((await ask('x [sim:floats]')).data[0].embedding));
   });
 
-  /** The length of the simulator's own reply to `input`: which side of the pool threshold the gateway's decoding falls on. */
+  /** The length of the simulator's own reply to `input`: a small reply is one piece, a large one is read in blocks (suppliers/reply-limits.ts). */
   const supplierReplyLength = (input: string[]) =>
     fetch(`${sim.url}/alpha/v1/embeddings`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'embed-1', input, encoding_format: 'base64' }) }).then((r) => r.text()).then((x) => x.length);
-  const cases: Array<[string, string[], number, 'inline' | 'pool']> = [
-    ['the supplier answers base64, a small reply', ['first text [sim:dims=16]', 'second text'], 16, 'inline'],
-    ['the supplier answers base64, passed through', ['first text', 'second text', 'third'], 1536, 'pool'],
-    ['the supplier answers floats, a small reply', ['floats please [sim:floats] [sim:dims=64]', 'second text'], 64, 'inline'],
-    ['the supplier answers floats, 128 × 3072', Array.from({ length: 128 }, (_, i) => (i === 0 ? '[sim:floats] [sim:dims=3072] input 0' : `input ${i}`)), 3072, 'pool'],
+  const cases: Array<[string, string[], number, 'small' | 'large']> = [
+    ['the supplier answers base64, a small reply', ['first text [sim:dims=16]', 'second text'], 16, 'small'],
+    ['the supplier answers base64, passed through', ['first text', 'second text', 'third'], 1536, 'small'],
+    ['the supplier answers floats, a small reply', ['floats please [sim:floats] [sim:dims=64]', 'second text'], 64, 'small'],
+    ['the supplier answers floats, 128 × 3072', Array.from({ length: 128 }, (_, i) => (i === 0 ? '[sim:floats] [sim:dims=3072] input 0' : `input ${i}`)), 3072, 'large'],
   ];
-  for (const [name, input, dims, where] of cases) {
-    t.test(`embeddings.create: ${name} (decoded ${where === 'pool' ? 'in the pool' : 'on the event loop'}); values = the simulator's float32, exactly; one usage row, balance moved by price × tokens`, async (t) => {
+  for (const [name, input, dims, size] of cases) {
+    t.test(`embeddings.create: ${name}; values = the simulator's float32, exactly; one usage row, balance moved by price × tokens`, async (t) => {
       const { key, orgId } = await provision(gw.url, { balance: '5.00' });
       const before = parseMoney((await organization(gw.url, orgId)).balance)!;
       const { data: reply, response } = await sdk(key).embeddings.create({ model: 'embed', input }).withResponse();
@@ -75,7 +74,7 @@ if (db !== null) {
       t.ok(reply.usage.prompt_tokens > 0);
       t.equal(reply.usage.total_tokens, reply.usage.prompt_tokens);
       const length = await supplierReplyLength(input);
-      t.equal(length > REPLY_POOL_BYTES, where === 'pool', `the supplier's reply (${length} characters) is ${where === 'pool' ? 'over' : 'under'} the pool threshold`);
+      t.equal(length > 1 << 20, size === 'large', `the supplier's reply (${length} characters) is ${size}`);
       const rows = await rowsOf(orgId, 1);
       t.equal(rows.length, 1, 'one usage row');
       const row = rows[0];

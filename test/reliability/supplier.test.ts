@@ -88,6 +88,32 @@ if (rig !== null) {
     }
   });
 
+  // Embeddings and images replies are received and decoded by a pool thread (surface.fetchInPool, workers/fetch-reply.ts):
+  // the same outcomes as a reply read on the event loop. nw-embed-1 is served by alpha only, au-canvas-1 by beta only.
+  const brokenInThread: Array<[string, Surface]> = [
+    ['[fault:notjson@alpha]', 'embeddings'],
+    ['[fault:errorbody@beta]', 'images'],
+    ['[fault:stall=0@alpha]', 'embeddings'],
+    ['[fault:reset=0@beta]', 'images'],
+    ['[fault:hang@alpha]', 'embeddings'],
+  ];
+  t.test('a reply a pool thread reads, broken or stalled: a 5xx in the envelope, nothing charged, no worker lost', async (t) => {
+    const workers = workerPids(gw.proc.pid!);
+    for (const [fault, surface] of brokenInThread) {
+      await scenario(t, rig, `${fault} ${surface}`, async () => {
+        const { key, orgId } = await rig.org();
+        const started = performance.now();
+        const r = await call(gw.url, key, surface, `broken ${fault}`);
+        t.equal(r.outcome, 'refused-5xx', `${fault} ${surface}: a 5xx in the envelope (${r.status} ${r.fault ?? ''})`);
+        t.ok(performance.now() - started < TIMEOUT_MS * 4, `${fault} ${surface}: given up within the supplier timeouts`);
+        const row = await rowOf(rig, r.requestId);
+        t.same([row.outcome, row.charged], ['failed', 0], `${fault} ${surface}: settled failed, nothing charged`);
+        t.equal((await organization(gw.url, orgId)).held, '0.00');
+        t.same(workerPids(gw.proc.pid!), workers, `${fault} ${surface}: the worker did not crash`);
+      });
+    }
+  });
+
   t.test('after the first byte: the surface’s in-stream error, the call billed for what was delivered', async (t) => {
     const cases: Array<[Surface, string]> = [
       ['chat-stream', '[fault:stall=4]'],
@@ -148,15 +174,18 @@ if (rig !== null) {
   });
 
   t.test('a supplier slower than the client waits: the client leaves, the call settles cancelled', async (t) => {
-    for (const surface of ['chat', 'chat-stream', 'messages-stream'] as Surface[]) {
+    // Embeddings and images: the abort crosses to the pool thread that holds the supplier request (offload/pool.ts fetchReply).
+    for (const surface of ['chat', 'chat-stream', 'messages-stream', 'embeddings', 'images'] as Surface[]) {
       await scenario(t, rig, `slower than the client ${surface}`, async () => {
         const { key, orgId } = await rig.org();
         const ac = new AbortController();
         setTimeout(() => ac.abort(), 600);
-        const r = await call(gw.url, key, surface, `slow [sim:words=30] [sim:delay_ms=${surface === 'chat' ? 3000 : 200}]`, undefined, ac.signal);
+        const unary = !surface.endsWith('-stream');
+        const r = await call(gw.url, key, surface, `slow [sim:words=30] [sim:delay_ms=${unary ? 3000 : 200}]`, undefined, ac.signal);
         t.equal(r.outcome, 'cut', `${surface}: the client gave up`);
         const row = await rowOf(rig, await lastRequestId(rig, orgId));
         t.equal(row.outcome, 'cancelled', `${surface}: settled cancelled`);
+        if (unary) t.ok(Number(row.total_ms) < 2500, `${surface}: settled when the client left (${row.total_ms} ms), not when the supplier answered`);
       });
     }
   });
@@ -192,7 +221,7 @@ if (rig !== null) {
           const { key } = await rig.org('10.00');
           await faults[mode]();
           try {
-            for (const surface of ['chat', 'chat-stream', 'messages'] as Surface[]) {
+            for (const surface of ['chat', 'chat-stream', 'messages', 'embeddings', 'images'] as Surface[]) {
               const r = await call(gw.url, key, surface, 'unreachable [sim:words=3]');
               rig.report.count(r);
               t.equal(r.outcome, 'refused-5xx', `${mode} ${surface}: a 5xx in the surface's envelope (${r.status} ${r.fault ?? ''})`);

@@ -38,7 +38,7 @@ const revision = (prefix: string): Route => {
 };
 const attempt = async (route: Route) => {
   const reply = await dispatcher.send('chat_completions', [route], () => '{}', new AbortController().signal);
-  await reply.body.dump();
+  await reply.body!.dump();
   return seen.at(-1)!;
 };
 

@@ -28,6 +28,7 @@ export const embeddingsCodec: ModelSurface<DecodedEmbeddings> = {
   inputText: embeddingsInputText,
   decodeReply,
   replyPoolBytes: REPLY_POOL_BYTES,
+  fetchInPool: true,
   meter: meterReply,
   render: renderReply,
 };

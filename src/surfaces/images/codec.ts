@@ -29,6 +29,7 @@ export const imagesCodec: ModelSurface<DecodedImages> = {
   inputText: imagesInputText,
   decodeReply,
   replyPoolBytes: REPLY_POOL_BYTES,
+  fetchInPool: true,
   meter: meterReply,
   render: renderReply,
 };

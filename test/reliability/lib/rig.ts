@@ -112,7 +112,7 @@ export async function rowOf(rig: Rig, requestId: string | null): Promise<any> {
   await c.connect();
   try {
     for (let i = 0; i < 50; i++) {
-      const { rows } = await c.query('SELECT supplier, outcome, charged_micros::int8::text AS charged, output_tokens::text AS output FROM usage_records WHERE request_id = $1', [requestId]);
+      const { rows } = await c.query('SELECT supplier, outcome, charged_micros::int8::text AS charged, output_tokens::text AS output, total_ms FROM usage_records WHERE request_id = $1', [requestId]);
       if (rows.length > 0) return { ...rows[0], charged: Number(rows[0].charged), output: Number(rows[0].output) };
       await new Promise((r) => setTimeout(r, 100));
     }

@@ -1,0 +1,100 @@
+// piscina task: one attempt at a supplier route made from a pool thread, for
+// surfaces whose replies are megabytes (embeddings answered as float arrays:
+// ~8.4 MB of JSON for 128 × 3072; images: megabytes of base64). Receiving such
+// a reply costs the thread that reads it ~16 ms per 8.4 MB through undici's
+// body stream (bench/micro/fetch-reply.ts), and decoding it ~60–130 ms more:
+// here none of it runs on the HTTP worker's event loop, which only sends the
+// task and writes the rendered answer (its bytes moved back, not copied).
+// Failover, the breaker and metrics stay with the dispatcher on the event loop
+// (suppliers/dispatch.ts): this task reports what one attempt got.
+import { MessagePort } from 'node:worker_threads';
+import { Piscina } from 'piscina';
+import { Pool } from 'undici';
+import type { DispatchSettings, ReadReply } from '../src/suppliers/dispatch.js';
+import { classify } from '../src/suppliers/failures.js';
+import { readReplyBytes, recycleBlocks, ReplyTooLarge } from '../src/suppliers/reply-limits.js';
+import type { Target } from '../src/suppliers/targets.js';
+import type { RequestFacts } from '../src/surfaces/surface.js';
+import { decodeReplyData, ownBuffers, type Moved } from './decode-reply.js';
+import './thread-priority.js';
+
+export interface FetchReplyTask {
+  /** The surface's registry name (src/surfaces/index.ts): whose decoder reads the reply. */
+  surface: string;
+  target: Target;
+  body: string;
+  meta: RequestFacts;
+  settings: Pick<DispatchSettings, 'connectTimeoutMs' | 'headersTimeoutMs' | 'bodyTimeoutMs' | 'connectionsPerOrigin' | 'maxReplyBytes'>;
+  /** Any message on it aborts the attempt (the client went away); closed by the caller when the task is done. */
+  abort: MessagePort;
+}
+
+export type FetchReplyResult =
+  /** No reply: a connect error or timeout (the next route may answer), or another error (null: the call fails). */
+  | { answered: false; failure: 'connect' | 'timeout' | null }
+  /** `read` null: a 429 or 5xx, its body dropped unread. */
+  | { answered: true; statusCode: number; contentType: string; read: ReadReply | null };
+
+/** This thread's connections, one keep-alive pool per supplier origin (the event loop keeps its own for everything else). */
+const pools = new Map<string, Pool>();
+
+function poolFor(origin: string, settings: FetchReplyTask['settings']): Pool {
+  let pool = pools.get(origin);
+  if (pool === undefined) {
+    pool = new Pool(origin, {
+      connections: settings.connectionsPerOrigin,
+      keepAliveTimeout: 30_000,
+      connect: { timeout: settings.connectTimeoutMs },
+      headersTimeout: settings.headersTimeoutMs,
+      bodyTimeout: settings.bodyTimeoutMs,
+    });
+    pools.set(origin, pool);
+  }
+  return pool;
+}
+
+export async function fetchReplyData(task: FetchReplyTask): Promise<FetchReplyResult> {
+  const controller = new AbortController();
+  task.abort.once('message', () => controller.abort());
+  try {
+    let res;
+    try {
+      res = await poolFor(task.target.origin, task.settings).request({ method: 'POST', path: task.target.path, headers: task.target.headers, body: task.body, signal: controller.signal });
+    } catch (err) {
+      return { answered: false, failure: controller.signal.aborted ? null : classify(err) };
+    }
+    const statusCode = res.statusCode;
+    const contentType = String(res.headers['content-type'] ?? '');
+    if (statusCode === 429 || statusCode === 529 || statusCode >= 500) {
+      await res.body.dump().catch(() => {});
+      return { answered: true, statusCode, contentType, read: null };
+    }
+    return { answered: true, statusCode, contentType, read: await readWhole(task, res.body, statusCode) };
+  } finally {
+    task.abort.close();
+  }
+}
+
+async function readWhole(task: FetchReplyTask, body: Parameters<typeof readReplyBytes>[0], statusCode: number): Promise<ReadReply> {
+  let bytes;
+  try {
+    bytes = await readReplyBytes(body, task.settings.maxReplyBytes);
+  } catch (err) {
+    return err instanceof ReplyTooLarge ? { read: 'too_large', limit: err.limit } : { read: 'broken' };
+  }
+  // A refusal's text is never passed on (pipeline/upstream.ts): only its status counts.
+  if (statusCode >= 400) return { read: 'whole', ok: false, decoded: null };
+  const decoded = decodeReplyData({ surface: task.surface, body: bytes.blocks, meta: task.meta });
+  // The blocks are read into a string by now: this thread's next reply reuses them.
+  if (bytes.owned) recycleBlocks(bytes.blocks.map((b) => b.buffer as ArrayBuffer));
+  return decoded.ok ? { read: 'whole', ok: true, decoded: decoded.decoded } : { read: 'whole', ok: false, decoded: null };
+}
+
+/** The result, with the decoded data's own buffers marked for piscina to move (workers/decode-reply.ts, ownBuffers). */
+export default async function fetchReply(task: FetchReplyTask): Promise<FetchReplyResult | Moved> {
+  const result = await fetchReplyData(task);
+  const buffers = result.answered && result.read?.read === 'whole' && result.read.ok ? ownBuffers({ ok: true, decoded: result.read.decoded }) : [];
+  if (buffers.length === 0) return result;
+  const moved = { [Piscina.transferableSymbol]: buffers, [Piscina.valueSymbol]: result };
+  return Piscina.move(moved as unknown as Parameters<typeof Piscina.move>[0]);
+}
