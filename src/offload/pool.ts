@@ -95,6 +95,11 @@ export class OffloadPool {
         minThreads: 0,
         maxThreads: this.maxThreads,
         concurrentTasksPerWorker: FETCHES_PER_THREAD,
+        // Between tasks the thread's event loop keeps running (piscina's default parks an idle thread in
+        // Atomics.wait, which stops its sockets too). With the default, attempts failed with "other side closed"
+        // on a keep-alive connection the simulator had closed: 4 in ~600 embeddings calls in rounds with idle
+        // gaps, against 0 in 343 with this setting; what exactly races was not pinned down.
+        atomics: 'disabled',
         idleTimeout: 60_000,
         workerData: { nice: this.nice },
       });

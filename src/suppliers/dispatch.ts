@@ -1,7 +1,10 @@
 // Sends a model call to its suppliers in route order. Before the first byte
 // has gone to the client, a connect error, a timeout, a 5xx or a 429 moves the
 // call to the next route; after that the caller owns the reply and nothing is
-// retried. One undici Pool (keep-alive) per supplier origin.
+// retried. One undici Pool (keep-alive) per supplier origin. An attempt is
+// made here, on the event loop, unless the caller hands in a Transport: then a
+// pool thread makes it and reads the reply (embeddings, images), and only what
+// came of it crosses back; the route order, failover and breaker stay here.
 import { Pool, type Dispatcher } from 'undici';
 import { CredentialPolicy } from '../catalog/credentials.js';
 import type { ProtocolCode, Route } from '../catalog/types.js';

@@ -131,3 +131,41 @@ t.test('an abort while the supplier works reaches the supplier; the thread goes 
   t.ok(aborted, 'the simulator saw the request closed');
   t.equal(vectors(await send([alpha], ['after the abort'])).length, 1, 'the next attempt is served');
 });
+
+// Not a reproduction of the failure that made the fetch pool run with atomics: 'disabled' (offload/pool.ts):
+// this passes with piscina's default too. It holds the behaviour: idle-closed connections cost nothing.
+t.test('a keep-alive connection the supplier closed while the thread was idle is not reused: the next attempt opens a new one', async (t) => {
+  // A supplier that answers on a kept-alive connection, then closes it after 200 ms of silence, with no Keep-Alive hint (as uWS does after its idle timeout).
+  const accepted: Socket[] = [];
+  const closer = createServer((socket) => {
+    accepted.push(socket);
+    let pending = '';
+    let idle: NodeJS.Timeout | undefined;
+    socket.on('data', (chunk) => {
+      clearTimeout(idle);
+      pending += chunk.toString('latin1');
+      for (;;) {
+        const end = pending.indexOf('\r\n\r\n');
+        if (end < 0) return;
+        const length = Number(/content-length: *(\d+)/i.exec(pending.slice(0, end))?.[1] ?? 0);
+        if (pending.length < end + 4 + length) return;
+        pending = pending.slice(end + 4 + length);
+        const body = '{"object":"list","data":[{"object":"embedding","index":0,"embedding":"AACAPw=="}],"model":"embed-1","usage":{"prompt_tokens":1,"total_tokens":1}}';
+        socket.write(`HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: ${body.length}\r\n\r\n${body}`);
+        idle = setTimeout(() => socket.destroy(), 200);
+      }
+    });
+  });
+  await new Promise<void>((r) => closer.listen(0, '127.0.0.1', r));
+  t.teardown(() => {
+    for (const s of accepted) s.destroy();
+    closer.close();
+  });
+  const idleCloser = route('idle-closer', `http://127.0.0.1:${(closer.address() as { port: number }).port}/v1`);
+  for (let i = 0; i < 3; i++) {
+    if (i > 0) await new Promise((r) => setTimeout(r, 600));
+    const reply = await send([idleCloser], [`after ${i * 600} ms of silence`]);
+    t.equal(reply.read?.read, 'whole', `attempt ${i + 1} answered`);
+  }
+  t.equal(accepted.length, 3, 'each attempt after a closed connection opened a new one');
+});
