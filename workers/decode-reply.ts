@@ -9,6 +9,7 @@
 // Measured by bench/micro/embeddings-reply.ts and bench/micro/image-reply.ts.
 import { Piscina } from 'piscina';
 import { GatewayError } from '../src/errors/gateway-error.js';
+import { blocksText } from '../src/suppliers/reply-limits.js';
 import { modelCallNamed } from '../src/surfaces/index.js';
 import type { DecodeReplyResult, RequestFacts } from '../src/surfaces/surface.js';
 import './thread-priority.js';
@@ -22,21 +23,10 @@ export interface DecodeReplyTask {
   meta: RequestFacts;
 }
 
-/**
- * The reply as one text. Blocks are joined here, in the thread, and decoded
- * once: JSON.parse of a text built block by block (a cons string) cost ~30 ms
- * more per 128 × 3072 float reply than of one decoded whole (the join itself
- * ~6 ms; bench/micro/embeddings-reply.ts), and a streaming TextDecoder more still.
- */
-function replyText(body: Uint8Array | Uint8Array[]): string {
-  const whole = body instanceof Uint8Array ? body : body.length === 1 ? body[0]! : Buffer.concat(body);
-  return Buffer.from(whole.buffer, whole.byteOffset, whole.byteLength).toString('utf8');
-}
-
 /** The task's work, as plain data (what the inline path and the tests compare). */
 export function decodeReplyData(task: DecodeReplyTask): DecodeReplyResult {
   try {
-    return { ok: true, decoded: modelCallNamed(task.surface).decodeReply(JSON.parse(replyText(task.body)), task.meta) };
+    return { ok: true, decoded: modelCallNamed(task.surface).decodeReply(JSON.parse(blocksText(task.body instanceof Uint8Array ? [task.body] : task.body)), task.meta) };
   } catch (err) {
     // Not JSON, or not the protocol's reply: the same upstream_error the inline path gives.
     if (err instanceof SyntaxError || (err instanceof GatewayError && err.code === 'upstream_error')) return { ok: false };
