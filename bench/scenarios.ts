@@ -33,6 +33,8 @@ export interface Beside {
   path: string;
   body: string;
   concurrency: number;
+  /** Open loop: heavy requests per second on a fixed schedule, at most `concurrency` at once; absent: closed loop (as fast as the gateway answers). */
+  rate?: number;
   expectSuffix: string;
   /** The scenario this one is compared with: the same foreground alone. */
   baseline: string;
@@ -116,6 +118,8 @@ const SMALL_RATE = 400;
 
 const COUNT_TOKENS_1MB: Beside = { what: 'count_tokens 1 MB', path: '/v1/messages/count_tokens', body: countTokensBody(1_000_000), concurrency: 2, expectSuffix: '}', baseline: 'small-paced' };
 const EMBEDDINGS_FLOATS: Beside = { what: 'embeddings 128 × 3072 floats', path: '/v1/embeddings', body: embeddingsBody(), concurrency: 2, expectSuffix: '}', baseline: 'small-paced' };
+/** The same batch at a pace the gateway's core has room for (~0.2 of it): what the pool is for, where the closed loop above measures how the scheduler shares a full core. */
+const EMBEDDINGS_FLOATS_PACED: Beside = { ...EMBEDDINGS_FLOATS, what: 'embeddings 128 × 3072 floats, 2 a second', concurrency: 4, rate: 2 };
 
 /**
  * Heavy work beside small chat calls (issues 13 and 16): the small calls go
@@ -169,6 +173,20 @@ export const MIXED_SCENARIOS: readonly Scenario[] = [
     fullOnly: true,
     beside: EMBEDDINGS_FLOATS,
     note: 'The supplier answers 8.4 MB of JSON floats; Tollgate decodes and encodes them as float32 base64 in its pool.',
+  },
+  {
+    id: 'beside-embeddings-paced',
+    title: `unary chat, ${SMALL_RATE} calls/s, beside embeddings 128 × 3072 answered as floats at 2 a second`,
+    stream: false,
+    keepAlive: true,
+    concurrency: 8,
+    rate: SMALL_RATE,
+    body: SMALL_UNARY,
+    expectSuffix: '}',
+    gatewayOnly: true,
+    fullOnly: true,
+    beside: EMBEDDINGS_FLOATS_PACED,
+    note: 'The same batches on a schedule that leaves the core room: the small calls should not feel them at all.',
   },
   {
     id: 'count-tokens',
