@@ -12,6 +12,8 @@ export interface Directives {
   readonly failAfter: number;
   /** Wait before each content chunk (unary: before answering). */
   readonly delayMs: number;
+  /** Streams: content chunks sent as fast as the socket takes them before delay_ms starts to apply (0: from the first). */
+  readonly delayAfter: number;
   /** Name of a declared tool to call instead of answering text; null = none. */
   readonly tool: string | null;
   /** Leave usage out of the answer. */
@@ -31,6 +33,7 @@ export const NO_DIRECTIVES: Directives = Object.freeze({
   status: 0,
   failAfter: -1,
   delayMs: 0,
+  delayAfter: 0,
   tool: null,
   noUsage: false,
   inputTokens: -1,
@@ -58,6 +61,7 @@ export function parseDirectives(text: string, instance: string): Directives {
   let status = 0;
   let failAfter = -1;
   let delayMs = 0;
+  let delayAfter = 0;
   let tool: string | null = null;
   let noUsage = false;
   let inputTokens = -1;
@@ -91,6 +95,9 @@ export function parseDirectives(text: string, instance: string): Directives {
       case 'delay_ms':
         if (count(value) !== -1) delayMs = count(value);
         break;
+      case 'delay_after':
+        if (count(value) !== -1) delayAfter = count(value);
+        break;
       case 'tool':
         if (value.length > 0) tool = value;
         break;
@@ -105,5 +112,5 @@ export function parseDirectives(text: string, instance: string): Directives {
         break;
     }
   }
-  return { words, status, failAfter, delayMs, tool, noUsage, inputTokens, flood };
+  return { words, status, failAfter, delayMs, delayAfter, tool, noUsage, inputTokens, flood };
 }

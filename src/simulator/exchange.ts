@@ -51,6 +51,8 @@ export class Exchange {
   limit = 0;
   drop = false;
   delayMs = 0;
+  /** Content chunks before delayMs applies ([sim:delay_after]). */
+  delayAfter = 0;
   started = false;
   waiting = false;
   /** Filler bytes still to send ([sim:flood]). */

@@ -5,7 +5,10 @@
 // so with [sim:delay_ms=D] the first token arrives after D and every later
 // one D after the previous. Without a delay every chunk is written in one
 // cork until the socket pushes back. A false return from res.write pauses
-// until onWritable.
+// until onWritable. [sim:delay_after=N] sends the first N chunks with no
+// delay, then D apart: buffers fill at once, and the answer is still far
+// from its end (a client that stops reading is cut mid-answer, whatever the
+// socket buffers between the two hold).
 import type { Directives } from './directives.js';
 import { flood, OPEN, type Exchange } from './exchange.js';
 
@@ -40,8 +43,15 @@ export function startStream(ex: Exchange, source: StreamSource, d: Directives): 
   ex.drop = d.failAfter >= 0;
   ex.limit = ex.drop ? Math.min(d.failAfter, source.count) : source.count;
   ex.delayMs = d.delayMs;
-  if (ex.delayMs > 0) ex.timer = setTimeout(pump, ex.delayMs, ex);
+  ex.delayAfter = d.delayAfter;
+  const first = pause(ex);
+  if (first > 0) ex.timer = setTimeout(pump, first, ex);
   else pump(ex);
+}
+
+/** The wait before the next content chunk: delay_ms once delay_after chunks have gone out. */
+function pause(ex: Exchange): number {
+  return ex.next >= ex.delayAfter ? ex.delayMs : 0;
 }
 
 function pump(ex: Exchange): void {
@@ -59,7 +69,7 @@ function pump(ex: Exchange): void {
     }
     while (ex.next < ex.limit) {
       ok = res.write(source.chunk(ex.next++)) && ok;
-      if (!ok || ex.delayMs > 0) break;
+      if (!ok || pause(ex) > 0) break;
     }
     if (ex.next >= ex.limit && !ex.drop) {
       // end() buffers whatever the socket cannot take yet, so it needs no wait.
@@ -76,7 +86,7 @@ function pump(ex: Exchange): void {
     return;
   }
   if (ex.next >= ex.limit) drop(ex);
-  else ex.timer = setTimeout(pump, ex.delayMs, ex);
+  else ex.timer = setTimeout(pump, pause(ex), ex);
 }
 
 function openStream(ex: Exchange): void {
@@ -105,7 +115,7 @@ function waitWritable(ex: Exchange): void {
     if (!ex.waiting || ex.state !== OPEN) return true;
     ex.waiting = false;
     if (ex.next >= ex.limit) drop(ex);
-    else if (ex.delayMs > 0) ex.timer = setTimeout(pump, ex.delayMs, ex);
+    else if (pause(ex) > 0) ex.timer = setTimeout(pump, pause(ex), ex);
     else pump(ex);
     return true;
   });

@@ -97,9 +97,13 @@ if (db !== null) {
     const { key, orgId } = await provision(gw.url, { balance: '10.00' });
     const from = events.length;
     const startedAt = performance.now();
-    // 65536 words is some 5 MB of frames: more than the socket buffers between us hold.
+    // The first 50,000 words (~3.8 MB of frames) as fast as the sockets take them: more than the client's side holds
+    // (~20,000 words were delivered before the cut in earlier runs), so the gateway sees the client stall. The rest
+    // 200 ms apart: the supplier is still mid-answer when the gateway cuts the call, however much the sockets between
+    // the gateway and the supplier absorb. (With all 65,536 words at once, a loaded machine's loopback buffers once
+    // took the whole answer before the cut, and the supplier finished: nothing left to abort.)
     // No 'data' listener: the socket never reads past its first few kilobytes.
-    const socket = rawPost(key, { model: 'au-atlas-2', stream: true, max_tokens: 65536, messages: [{ role: 'user', content: '[sim:words=65536]' }] });
+    const socket = rawPost(key, { model: 'au-atlas-2', stream: true, max_tokens: 65536, messages: [{ role: 'user', content: '[sim:words=65536] [sim:delay_after=50000] [sim:delay_ms=200]' }] });
     t.teardown(() => socket.destroy());
     const aborted = await nextEvent(from, 'aborted', 9000);
     t.ok(aborted, 'the simulator saw the upstream request closed');

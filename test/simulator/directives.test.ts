@@ -177,6 +177,18 @@ t.test('delay_ms spaces the chunks; unary waits before answering', async (t) => 
   t.ok(performance.now() - start >= d - 5, 'unary answered after the delay');
 });
 
+t.test('delay_after: the first N chunks at once, then delay_ms apart', async (t) => {
+  const d = 60;
+  const s = await sse('alpha', '/v1/chat/completions', chat(`[sim:delay_ms=${d}] [sim:delay_after=3] [sim:words=5]`, { stream: true }));
+  const words = s.frames.filter((f) => f.data !== '[DONE]' && JSON.parse(f.data).choices[0]?.delta?.content);
+  t.equal(words.length, 5);
+  t.ok((words[2] as Frame).at - s.start < d - 10, `the first three words at once (${((words[2] as Frame).at - s.start).toFixed(1)} ms)`);
+  for (const i of [3, 4]) {
+    const gap = (words[i] as Frame).at - (words[i - 1] as Frame).at;
+    t.ok(gap >= d - 10, `then ${d} ms apart: gap ${i} is ${gap.toFixed(1)} ms`);
+  }
+});
+
 t.test('tool calls on every protocol', async (t) => {
   const fn = { type: 'function', function: { name: 'lookup', parameters: { type: 'object' } } };
   const c = await json('alpha', '/v1/chat/completions', chat('[sim:tool=lookup]', { tools: [fn] }));

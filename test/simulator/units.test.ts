@@ -52,8 +52,9 @@ t.test('token counts', async (t) => {
 t.test('directive parsing', async (t) => {
   t.equal(parseDirectives('no directives here', 'alpha'), NO_DIRECTIVES, 'shared constant when none');
   t.same(parseDirectives('x [sim:words=3] y [sim:delay_ms=20][sim:no_usage] [sim:tool=get_weather]', 'alpha'), {
-    words: 3, status: 0, failAfter: -1, delayMs: 20, tool: 'get_weather', noUsage: true, inputTokens: -1, flood: 0,
+    words: 3, status: 0, failAfter: -1, delayMs: 20, delayAfter: 0, tool: 'get_weather', noUsage: true, inputTokens: -1, flood: 0,
   });
+  t.equal(parseDirectives('[sim:delay_after=40000]', 'a').delayAfter, 40000);
   t.equal(parseDirectives('[sim:input_tokens=90000]', 'a').inputTokens, 90000);
   t.equal(parseDirectives('[sim:flood=100000000]', 'a').flood, 100_000_000);
   t.equal(parseDirectives('[sim:flood=1000000000]', 'a').flood, 0, 'at most nine digits');
