@@ -121,6 +121,14 @@ const EMBEDDINGS_FLOATS: Beside = { what: 'embeddings 128 × 3072 floats', path:
 /** The same batch at a pace the gateway's core has room for (~0.2 of it): what the pool is for, where the closed loop above measures how the scheduler shares a full core. */
 const EMBEDDINGS_FLOATS_PACED: Beside = { ...EMBEDDINGS_FLOATS, what: 'embeddings 128 × 3072 floats, 2 a second', concurrency: 4, rate: 2 };
 
+/** The small calls of every mixed scenario: paced, on 8 connections. */
+const SMALL_CALLS = { stream: false, keepAlive: true, concurrency: 8, rate: SMALL_RATE, body: SMALL_UNARY, expectSuffix: '}', gatewayOnly: true, fullOnly: true } as const;
+
+/** The small calls with heavy work beside them. */
+function smallCallsBeside(id: string, besideWhat: string, beside: Beside, note: string): Scenario {
+  return { id, title: `unary chat, ${SMALL_RATE} calls/s, beside ${besideWhat}`, ...SMALL_CALLS, beside, note };
+}
+
 /**
  * Heavy work beside small chat calls (issues 13 and 16): the small calls go
  * out at a fixed rate (open loop, timed from when each was due) while a
@@ -136,58 +144,12 @@ export const MIXED_SCENARIOS: readonly Scenario[] = [
   {
     id: 'small-paced',
     title: `unary chat, small body, ${SMALL_RATE} calls/s on 8 connections (the baseline of the mixed scenarios)`,
-    stream: false,
-    keepAlive: true,
-    concurrency: 8,
-    rate: SMALL_RATE,
-    body: SMALL_UNARY,
-    expectSuffix: '}',
-    gatewayOnly: true,
-    fullOnly: true,
+    ...SMALL_CALLS,
     note: 'The small calls of the mixed scenarios, alone.',
   },
-  {
-    id: 'beside-count-tokens',
-    title: `unary chat, ${SMALL_RATE} calls/s, beside 2 connections of count_tokens on a 1 MB conversation`,
-    stream: false,
-    keepAlive: true,
-    concurrency: 8,
-    rate: SMALL_RATE,
-    body: SMALL_UNARY,
-    expectSuffix: '}',
-    gatewayOnly: true,
-    fullOnly: true,
-    beside: COUNT_TOKENS_1MB,
-    note: 'count_tokens parses and counts a 1 MB body in the pool; the small calls should not wait for it.',
-  },
-  {
-    id: 'beside-embeddings',
-    title: `unary chat, ${SMALL_RATE} calls/s, beside 2 connections of embeddings 128 × 3072 answered as floats`,
-    stream: false,
-    keepAlive: true,
-    concurrency: 8,
-    rate: SMALL_RATE,
-    body: SMALL_UNARY,
-    expectSuffix: '}',
-    gatewayOnly: true,
-    fullOnly: true,
-    beside: EMBEDDINGS_FLOATS,
-    note: 'The supplier answers 8.4 MB of JSON floats; Tollgate decodes and encodes them as float32 base64 in its pool.',
-  },
-  {
-    id: 'beside-embeddings-paced',
-    title: `unary chat, ${SMALL_RATE} calls/s, beside embeddings 128 × 3072 answered as floats at 2 a second`,
-    stream: false,
-    keepAlive: true,
-    concurrency: 8,
-    rate: SMALL_RATE,
-    body: SMALL_UNARY,
-    expectSuffix: '}',
-    gatewayOnly: true,
-    fullOnly: true,
-    beside: EMBEDDINGS_FLOATS_PACED,
-    note: 'The same batches on a schedule that leaves the core room: the small calls should not feel them at all.',
-  },
+  smallCallsBeside('beside-count-tokens', '2 connections of count_tokens on a 1 MB conversation', COUNT_TOKENS_1MB, 'count_tokens parses and counts a 1 MB body in the pool; the small calls should not wait for it.'),
+  smallCallsBeside('beside-embeddings', '2 connections of embeddings 128 × 3072 answered as floats', EMBEDDINGS_FLOATS, 'The supplier answers 8.4 MB of JSON floats; Tollgate decodes and encodes them as float32 base64 in its pool.'),
+  smallCallsBeside('beside-embeddings-paced', 'embeddings 128 × 3072 answered as floats at 2 a second', EMBEDDINGS_FLOATS_PACED, 'The same batches on a schedule that leaves the core room: the small calls should not feel them at all.'),
   {
     id: 'count-tokens',
     title: 'count_tokens of a 1 MB conversation, 2 connections, alone',

@@ -2,15 +2,16 @@
 // surfaces whose replies are megabytes (embeddings answered as float arrays:
 // ~8.4 MB of JSON for 128 × 3072; images: megabytes of base64). Receiving such
 // a reply costs the thread that reads it ~16 ms per 8.4 MB through undici's
-// body stream (bench/micro/fetch-reply.ts), and decoding it ~60–130 ms more:
+// body stream (docs/performance.md, "The supplier request in the pool
+// thread"), and decoding it ~60–130 ms more:
 // here none of it runs on the HTTP worker's event loop, which only sends the
 // task and writes the rendered answer (its bytes moved back, not copied).
 // Failover, the breaker and metrics stay with the dispatcher on the event loop
 // (suppliers/dispatch.ts): this task reports what one attempt got.
 import { MessagePort } from 'node:worker_threads';
 import { Piscina } from 'piscina';
-import { Pool } from 'undici';
-import type { DispatchSettings, ReadReply } from '../src/suppliers/dispatch.js';
+import { SupplierConnections, type ConnectionSettings } from '../src/suppliers/connections.js';
+import type { ReadReply } from '../src/suppliers/dispatch.js';
 import { classify } from '../src/suppliers/failures.js';
 import { readReplyBytes, recycleBlocks, ReplyTooLarge } from '../src/suppliers/reply-limits.js';
 import type { Target } from '../src/suppliers/targets.js';
@@ -24,7 +25,7 @@ export interface FetchReplyTask {
   target: Target;
   body: string;
   meta: RequestFacts;
-  settings: Pick<DispatchSettings, 'connectTimeoutMs' | 'headersTimeoutMs' | 'bodyTimeoutMs' | 'connectionsPerOrigin' | 'maxReplyBytes'>;
+  settings: ConnectionSettings & { maxReplyBytes: number };
   /** Any message on it aborts the attempt (the client went away); closed by the caller when the task is done. */
   abort: MessagePort;
 }
@@ -35,23 +36,8 @@ export type FetchReplyResult =
   /** `read` null: a 429 or 5xx, its body dropped unread. */
   | { answered: true; statusCode: number; contentType: string; read: ReadReply | null };
 
-/** This thread's connections, one keep-alive pool per supplier origin (the event loop keeps its own for everything else). */
-const pools = new Map<string, Pool>();
-
-function poolFor(origin: string, settings: FetchReplyTask['settings']): Pool {
-  let pool = pools.get(origin);
-  if (pool === undefined) {
-    pool = new Pool(origin, {
-      connections: settings.connectionsPerOrigin,
-      keepAliveTimeout: 30_000,
-      connect: { timeout: settings.connectTimeoutMs },
-      headersTimeout: settings.headersTimeoutMs,
-      bodyTimeout: settings.bodyTimeoutMs,
-    });
-    pools.set(origin, pool);
-  }
-  return pool;
-}
+/** This thread's connections (the event loop keeps its own); the settings are the process's, the same in every task. */
+let connections: SupplierConnections | null = null;
 
 export async function fetchReplyData(task: FetchReplyTask): Promise<FetchReplyResult> {
   const controller = new AbortController();
@@ -59,7 +45,8 @@ export async function fetchReplyData(task: FetchReplyTask): Promise<FetchReplyRe
   try {
     let res;
     try {
-      res = await poolFor(task.target.origin, task.settings).request({ method: 'POST', path: task.target.path, headers: task.target.headers, body: task.body, signal: controller.signal });
+      connections ??= new SupplierConnections(task.settings);
+      res = await connections.to(task.target.origin).request({ method: 'POST', path: task.target.path, headers: task.target.headers, body: task.body, signal: controller.signal });
     } catch (err) {
       return { answered: false, failure: controller.signal.aborted ? null : classify(err) };
     }

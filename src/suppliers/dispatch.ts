@@ -5,24 +5,19 @@
 // made here, on the event loop, unless the caller hands in a Transport: then a
 // pool thread makes it and reads the reply (embeddings, images), and only what
 // came of it crosses back; the route order, failover and breaker stay here.
-import { Pool, type Dispatcher } from 'undici';
+import type { Dispatcher } from 'undici';
 import { CredentialPolicy } from '../catalog/credentials.js';
 import type { ProtocolCode, Route } from '../catalog/types.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import type { Logger } from '../log/logger.js';
 import type { Metrics } from '../metrics/registry.js';
 import { CircuitBreaker } from './breaker.js';
+import { SupplierConnections, type ConnectionSettings } from './connections.js';
 import { classify, type FailureKind } from './failures.js';
 import { RouteTargets, type Target } from './targets.js';
 import { REFUSED } from './wire.js';
 
-export interface DispatchSettings {
-  connectTimeoutMs: number;
-  /** Unary replies arrive whole after generation: this bounds the wait for headers. */
-  headersTimeoutMs: number;
-  /** Longest silence between two body chunks. */
-  bodyTimeoutMs: number;
-  connectionsPerOrigin: number;
+export interface DispatchSettings extends ConnectionSettings {
   breakerThreshold: number;
   breakerCooldownMs: number;
   /** suppliers.credential_env_allow: variables a credential may come from besides TOLLGATE_SUPPLIER_*. */
@@ -31,16 +26,6 @@ export interface DispatchSettings {
   maxReplyBytes: number;
   /** Largest event, or unterminated line, of a stream (suppliers.max_event_bytes). */
   maxEventBytes: number;
-}
-
-export interface UpstreamReply {
-  route: Route;
-  statusCode: number;
-  contentType: string;
-  /** The body to read; null when the transport read it whole itself (`read`). */
-  body: Dispatcher.ResponseData['body'] | null;
-  /** What came of reading the body, when the transport did (a pool thread: workers/fetch-reply.ts); null otherwise. */
-  read: ReadReply | null;
 }
 
 /**
@@ -55,8 +40,15 @@ export type ReadReply = { read: 'whole'; ok: boolean; decoded: unknown } | { rea
 export interface Answered {
   statusCode: number;
   contentType: string;
+  /** The body to read; null when the transport read it whole itself (`read`). */
   body: Dispatcher.ResponseData['body'] | null;
+  /** What came of reading the body, when the transport did (a pool thread: workers/fetch-reply.ts); null otherwise. */
   read: ReadReply | null;
+}
+
+/** The reply the call goes on with, and the route that gave it. */
+export interface UpstreamReply extends Answered {
+  route: Route;
 }
 
 /**
@@ -68,7 +60,7 @@ export interface Answered {
 export type Transport = (target: Target, body: string, signal: AbortSignal, settings: DispatchSettings) => Promise<Answered>;
 
 export class SupplierDispatcher {
-  private readonly pools = new Map<string, Pool>();
+  private readonly connections: SupplierConnections;
   private readonly breaker: CircuitBreaker;
   private readonly credentials: CredentialPolicy;
   /** Each route's URL, headers and credential, computed once per catalog revision. */
@@ -81,26 +73,12 @@ export class SupplierDispatcher {
     private readonly logger: Logger,
     private readonly metrics: Metrics,
   ) {
+    this.connections = new SupplierConnections(settings);
     this.breaker = new CircuitBreaker(settings.breakerThreshold, settings.breakerCooldownMs, logger);
     metrics.addGauges(() => this.breaker.gauges());
     metrics.count('supplier_failovers', 0);
     this.credentials = new CredentialPolicy(settings.credentialEnvAllow);
     this.targets = new RouteTargets(this.credentials);
-  }
-
-  private pool(origin: string): Pool {
-    let pool = this.pools.get(origin);
-    if (pool === undefined) {
-      pool = new Pool(origin, {
-        connections: this.settings.connectionsPerOrigin,
-        keepAliveTimeout: 30_000,
-        connect: { timeout: this.settings.connectTimeoutMs },
-        headersTimeout: this.settings.headersTimeoutMs,
-        bodyTimeout: this.settings.bodyTimeoutMs,
-      });
-      this.pools.set(origin, pool);
-    }
-    return pool;
   }
 
   /** Whether this worker's circuit for a supplier is open now (the operator's catalog screen). */
@@ -139,7 +117,7 @@ export class SupplierDispatcher {
         continue;
       }
       try {
-        const res = transport === null ? await this.request(target, bodyFor(route), signal) : await transport(target, bodyFor(route), signal, this.settings);
+        const res: UpstreamReply = transport === null ? await this.request(route, target, bodyFor(route), signal) : { route, ...(await transport(target, bodyFor(route), signal, this.settings)) };
         if (res.statusCode === 429 || res.statusCode === 529 || res.statusCode >= 500) {
           const kind: FailureKind = res.statusCode >= 500 && res.statusCode !== 503 && res.statusCode !== 529 ? 'server' : 'overloaded';
           await res.body?.dump().catch(() => {});
@@ -149,7 +127,7 @@ export class SupplierDispatcher {
         }
         this.breaker.success(supplier.id);
         if (kinds.length > 0) this.metrics.count('supplier_failovers');
-        return { route, statusCode: res.statusCode, contentType: res.contentType, body: res.body, read: res.read };
+        return res;
       } catch (err) {
         if (signal.aborted) throw err;
         const kind = classify(err);
@@ -164,9 +142,9 @@ export class SupplierDispatcher {
   }
 
   /** One attempt on this thread: undici, keep-alive per origin; the body is the caller's to read. */
-  private async request(target: Target, body: string, signal: AbortSignal): Promise<Answered> {
-    const res = await this.pool(target.origin).request({ method: 'POST', path: target.path, headers: target.headers, body, signal });
-    return { statusCode: res.statusCode, contentType: String(res.headers['content-type'] ?? ''), body: res.body, read: null };
+  private async request(route: Route, target: Target, body: string, signal: AbortSignal): Promise<UpstreamReply> {
+    const res = await this.connections.to(target.origin).request({ method: 'POST', path: target.path, headers: target.headers, body, signal });
+    return { route, statusCode: res.statusCode, contentType: String(res.headers['content-type'] ?? ''), body: res.body, read: null };
   }
 
   /** A stored catalog names a variable the policy refuses: the route is skipped, nothing is sent. */
@@ -214,7 +192,6 @@ export class SupplierDispatcher {
   }
 
   async close(): Promise<void> {
-    await Promise.all([...this.pools.values()].map((p) => p.close().catch(() => {})));
-    this.pools.clear();
+    await this.connections.close();
   }
 }
