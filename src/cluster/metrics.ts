@@ -20,6 +20,7 @@ export function watchLedger(metrics: Metrics, host: LedgerHost): void {
     const s = host.stats();
     const out: Record<string, number> = {
       ledger_open_holds: s.openHolds,
+      ledger_open_allotments: s.allotments,
       ledger_held_micros: s.heldMicros,
       ledger_oldest_hold_seconds: s.oldestHoldMs / 1000,
       ledger_active_organizations: s.actors,

@@ -35,6 +35,7 @@ export const ENV_SETTINGS: ReadonlyArray<readonly [string, string]> = [
   ['QUOTA_PER_SECOND', 'billing.quota_per_second'],
   ['QUOTA_PER_MINUTE', 'billing.quota_per_minute'],
   ['MAX_CONCURRENT_PER_KEY', 'billing.max_concurrent_per_key'],
+  ['ALLOTMENT_CALLS', 'billing.allotment_calls'],
   ['CATALOG_REFRESH_MS', 'catalog.refresh_ms'],
   ['SIMULATOR_URL', 'simulator.url'],
 ];

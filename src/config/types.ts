@@ -21,6 +21,8 @@ export interface Config {
     quota_per_minute: number;
     /** Model calls in progress per key, per HTTP worker. */
     max_concurrent_per_key: number;
+    /** Embedded ledger: calls' worth of money and admissions a worker holds in advance (src/ledger/allotments.ts); 0 = none. */
+    allotment_calls: number;
     /** Decimal string, e.g. "25.00". */
     demo_balance: string;
   };

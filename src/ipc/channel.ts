@@ -93,13 +93,19 @@ abstract class Channel {
       handler(m.p, from);
       return;
     }
+    // Called now, in arrival order with the one-way messages around it (the
+    // ledger relies on it: a settlement, then a retirement, from one worker).
     const id = m.id;
-    Promise.resolve()
-      .then(() => handler(m.p, from))
-      .then(
-        (p) => reply({ tg: 1, re: id, p }),
-        (err: Error) => reply({ tg: 1, re: id, e: err.message }),
-      );
+    let result: unknown;
+    try {
+      result = handler(m.p, from);
+    } catch (err) {
+      result = Promise.reject(err);
+    }
+    Promise.resolve(result).then(
+      (p) => reply({ tg: 1, re: id, p }),
+      (err: Error) => reply({ tg: 1, re: id, e: err.message }),
+    );
   }
 
   protected ask<T>(send: (m: Envelope) => boolean, type: string, payload: unknown, timeoutMs: number): Promise<T> {
@@ -160,8 +166,9 @@ export class WorkerChannel extends Channel {
     return this.ask<T>((m) => this.post(m), type, payload, timeoutMs);
   }
 
-  send(type: string, payload?: unknown): void {
-    this.post({ tg: 1, t: type, p: payload });
+  /** One-way; false when the channel is closed (nothing was sent). */
+  send(type: string, payload?: unknown): boolean {
+    return this.post({ tg: 1, t: type, p: payload });
   }
 }
 
@@ -188,6 +195,11 @@ export class PrimaryChannel extends Channel {
 
   request<T>(worker: Worker, type: string, payload?: unknown, timeoutMs = 5000): Promise<T> {
     return this.ask<T>((m) => this.post(worker, m), type, payload, timeoutMs);
+  }
+
+  /** One-way, to one worker; false when its channel is closed. */
+  sendTo(worker: Worker, type: string, payload?: unknown): boolean {
+    return this.post(worker, { tg: 1, t: type, p: payload });
   }
 
   broadcast(type: string, payload?: unknown): void {

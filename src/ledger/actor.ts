@@ -8,15 +8,18 @@
 // and a hold whose lease runs out is voided by the host.
 import { MAX_MICROS, type Funding } from '../money/money.js';
 import { RequestQuota } from './quota.js';
-import type { AccountView, ReserveCommand, ReserveReply, UsageRow } from './protocol.js';
+import type { AccountView, Allotted, AllotmentWant, ReserveCommand, ReserveReply, UsageRow } from './protocol.js';
 
 export interface HoldRecord {
   readonly orgId: string;
   readonly requestId: string;
   readonly funding: Funding;
-  readonly amount: number;
+  /** Fixed for a call's hold; an allotment's grows with each grant and shrinks as its calls settle. */
+  amount: number;
   readonly owner: string;
   readonly createdAt: number;
+  /** A worker's allotment (allotments.ts), not one call's hold: its id is the allotment's. */
+  readonly allotment?: true;
   /** The last progress its stream reported: what it settles on if its owner dies (ProgressCommand). */
   progress?: UsageRow;
 }
@@ -76,6 +79,16 @@ export function chargeEntry(usage: UsageRow): Entry {
 const SETTLED_MEMORY_MS = 60_000;
 const SETTLED_MEMORY_MAX = 100_000;
 
+/**
+ * An allotment grant takes at most this share of what is free (money, and
+ * what either quota window has left), so a few workers' allotments never
+ * take all of it; and after any refusal no allotment is granted for
+ * ALLOT_FROZEN_MS: an organization near a limit is served call by call, and
+ * its refusals are exact (Ledger.reserve recalls the allotments first).
+ */
+const ALLOT_SHARE = 1 / 8;
+const ALLOT_FROZEN_MS = 1000;
+
 export class OrgActor {
   balance = 0;
   package = 0;
@@ -102,6 +115,10 @@ export class OrgActor {
   private readonly quota = new RequestQuota(1, 1);
   private ownQuotaSecond = false;
   private ownQuotaMinute = false;
+  /** No allotment is granted before this time (ms): see ALLOT_FROZEN_MS. */
+  private allotFrozenUntil = 0;
+  /** Open allotments among `holds`. */
+  allotments = 0;
 
   constructor(
     readonly orgId: string,
@@ -133,12 +150,27 @@ export class OrgActor {
     return this.packageExpiresAt !== null && this.packageExpiresAt <= now;
   }
 
-  /** Admission (quota), then the hold: one step, so a refused hold never half-happens. */
-  reserve(cmd: ReserveCommand, now: number): ReserveReply {
+  /**
+   * Admission (quota), then the hold: one step, so a refused hold never
+   * half-happens. `admitted`: the quota already counted this request (it was
+   * refused for funds, and is asked again once the allotments are back).
+   */
+  reserve(cmd: ReserveCommand, now: number, admitted = false): ReserveReply {
     this.lastUsed = now;
     if (this.holds.has(cmd.requestId)) return { ok: true }; // a retried reservation holds once
     if (this.closed.has(cmd.requestId)) return { ok: false, code: 'closed' };
-    const refusal = this.quota.admit(now);
+    if (cmd.allot?.refund) this.quota.refund(cmd.allot.refund.second, cmd.allot.refund.slots);
+    const reply = this.hold(cmd, now, admitted);
+    if (!reply.ok) this.allotFrozenUntil = now + ALLOT_FROZEN_MS;
+    else if (cmd.allot !== undefined) {
+      const allotted = this.allot(cmd, cmd.allot, now);
+      if (allotted !== null) return { ok: true, allotted };
+    }
+    return reply;
+  }
+
+  private hold(cmd: ReserveCommand, now: number, admitted: boolean): ReserveReply {
+    const refusal = admitted ? null : this.quota.admit(now);
     if (refusal !== null) return { ok: false, code: 'rate_limited', ...refusal };
     // No silent fallback: the funding source the key names is the only one looked at.
     const expired = cmd.funding === 'package' && this.packageExpired(now);
@@ -162,6 +194,88 @@ export class OrgActor {
   }
 
   /**
+   * Grants what it can of `want` to the worker's allotment, after the call's
+   * own hold: money only as much as is free (at most ALLOT_SHARE of it, and
+   * at least this call's amount, or none), admissions as ALLOT_SHARE of what
+   * both windows have left. Both or nothing: money without admissions (or
+   * the reverse) would sit unused. Null: nothing granted.
+   */
+  private allot(cmd: ReserveCommand, want: AllotmentWant, now: number): Allotted | null {
+    if (now < this.allotFrozenUntil || want.slots < 1) return null;
+    const existing = this.holds.get(want.id);
+    if (existing !== undefined && (existing.allotment !== true || existing.owner !== cmd.owner || existing.funding !== cmd.funding)) return null;
+    if (existing === undefined && this.closed.has(want.id)) return null; // retired: never reopened
+    let money = 0;
+    if (want.money > 0) {
+      const free = cmd.funding === 'balance' ? this.balance - this.heldBalance : this.package - this.heldPackage;
+      money = Math.min(want.money, Math.floor(free * ALLOT_SHARE));
+      if (money < cmd.amount || money <= 0) return null;
+    }
+    const slots = this.quota.admitMany(now, want.slots, ALLOT_SHARE);
+    if (slots === 0) return null;
+    let hold = existing;
+    if (hold === undefined) {
+      hold = { orgId: this.orgId, requestId: want.id, funding: cmd.funding, amount: 0, owner: cmd.owner, createdAt: now, allotment: true };
+      this.holds.set(want.id, hold);
+      this.allotments++;
+    }
+    hold.amount += money;
+    if (hold.funding === 'balance') this.heldBalance += money;
+    else this.heldPackage += money;
+    return { money, slots, second: Math.floor(now / 1000) };
+  }
+
+  /** The allotment `id`, if open here. */
+  allotment(id: string): HoldRecord | null {
+    const hold = this.holds.get(id);
+    return hold?.allotment === true ? hold : null;
+  }
+
+  /**
+   * A call reserved from allotment `id` settled or was released: what it
+   * took leaves the allotment's hold (the settlement charges it). False if
+   * the allotment is not open here (voided with its owner, or never known).
+   */
+  spend(id: string, amount: number): boolean {
+    const hold = this.allotment(id);
+    if (hold === null) return false;
+    const take = Math.min(Math.max(0, amount), hold.amount);
+    hold.amount -= take;
+    if (hold.funding === 'balance') this.heldBalance -= take;
+    else this.heldPackage -= take;
+    return true;
+  }
+
+  /**
+   * A call reserved from allotment `id` becomes a hold of its own (its
+   * stream reported progress, or the allotment retires while it runs): the
+   * money moves from one hold to the other. Null when there is nothing to
+   * carve (the call is already a hold, or closed, or the allotment is gone).
+   */
+  carve(id: string, requestId: string, amount: number, createdAt: number): HoldRecord | null {
+    const from = this.allotment(id);
+    if (from === null || this.holds.has(requestId) || this.closed.has(requestId)) return null;
+    const take = Math.min(Math.max(0, amount), from.amount);
+    from.amount -= take;
+    const hold: HoldRecord = { orgId: this.orgId, requestId, funding: from.funding, amount: take, owner: from.owner, createdAt };
+    this.holds.set(requestId, hold);
+    return hold;
+  }
+
+  /**
+   * The worker stopped spending allotment `id` (carve its calls in progress
+   * first): its unused admissions leave the quota's windows, the rest of its
+   * money is free again, and the id is never reopened (a grant to it still
+   * on its way is refused). The allotment's hold, or null if none was open.
+   */
+  retire(id: string, unused: { second: number; slots: number }, now: number): HoldRecord | null {
+    this.lastUsed = now;
+    this.quota.refund(unused.second, unused.slots);
+    this.close(id, now);
+    return this.allotment(id) !== null ? this.unhold(id) : null;
+  }
+
+  /**
    * Posts the charge and voids the rest of the hold. Null for a repeat. The
    * whole charge is posted even when it is above the hold (the supplier
    * reported more than the bound): the part above is the usage row's
@@ -172,12 +286,14 @@ export class OrgActor {
    * `journaled`: the store already holds this charge and the last load
    * counted it (another writer stored it): the hold closes, nothing moves.
    */
-  settle(usage: UsageRow, now: number, journaled = false): { hold: HoldRecord | null; entry: Entry | null } | null {
+  settle(usage: UsageRow, now: number, journaled = false, allotment: string | null = null): { hold: HoldRecord | null; entry: Entry | null } | null {
     this.lastUsed = now;
     if (this.closed.has(usage.requestId)) return null;
     this.close(usage.requestId, now);
     const hold = this.unhold(usage.requestId);
-    usage.holdExpired = hold === null;
+    // A call its worker reserved from an allotment is held there until now.
+    const fromAllotment = hold === null && allotment !== null && this.spend(allotment, usage.reservedMicros);
+    usage.holdExpired = hold === null && !fromAllotment;
     const held = hold !== null ? hold.amount : usage.reservedMicros;
     // A charge that is not a whole number of micros is a fault upstream: take what was held, never NaN or a fraction.
     const charged = Number.isSafeInteger(usage.chargedMicros) ? usage.chargedMicros : held;
@@ -202,9 +318,10 @@ export class OrgActor {
     return hold;
   }
 
-  /** Voids a hold without charging. */
-  release(requestId: string, now: number): HoldRecord | null {
+  /** Voids a hold without charging (a call reserved from an allotment gives back what it took there). */
+  release(requestId: string, now: number, allotment: { id: string; amount: number } | null = null): HoldRecord | null {
     this.lastUsed = now;
+    if (allotment !== null && !this.holds.has(requestId) && !this.closed.has(requestId)) this.spend(allotment.id, allotment.amount);
     this.close(requestId, now);
     return this.unhold(requestId);
   }
@@ -227,6 +344,7 @@ export class OrgActor {
     const hold = this.holds.get(requestId);
     if (hold === undefined) return null;
     this.holds.delete(requestId);
+    if (hold.allotment === true) this.allotments--;
     if (hold.funding === 'balance') this.heldBalance -= hold.amount;
     else this.heldPackage -= hold.amount;
     return hold;
@@ -341,7 +459,7 @@ export class OrgActor {
       heldPackage: this.heldPackage,
       packageExpiresAt: this.packageExpiresAt === null ? null : new Date(this.packageExpiresAt).toISOString(),
       packageExpired: this.packageExpired(now),
-      openHolds: this.holds.size,
+      openHolds: this.holds.size - this.allotments,
       quotaPerSecond: this.quota.perSecond,
       quotaPerMinute: this.quota.perMinute,
       quotaPerSecondIsDefault: !this.ownQuotaSecond,

@@ -4,8 +4,16 @@
 // charge is as durable as billing.flush_ms promises; a worker's heartbeat is
 // one small one-way message every third of a lease. A worker that exits
 // takes its holds with it at once (Ledger.ownerGone), not a lease later.
+//
+// Most calls take neither round trip's first half: a worker reserves them
+// from its allotments (allotments.ts), granted along with the reservations it
+// does send, and its settlements are one-way when billing.flush_ms > 0 (the
+// actor answered them at once anyway; the pipe keeps them in order and the
+// primary applies them as they arrive).
 import cluster from 'node:cluster';
+import { Allotments } from './allotments.js';
 import type { PrimaryChannel, WorkerChannel } from '../ipc/channel.js';
+import type { Logger } from '../log/logger.js';
 import type { Ledger } from './ledger.js';
 import type {
   AccountView,
@@ -17,6 +25,7 @@ import type {
   ReserveCommand,
   ReserveReply,
   ReserveRequest,
+  RetiredCommand,
   SettleCommand,
 } from './protocol.js';
 
@@ -26,10 +35,29 @@ const RESERVE_TIMEOUT_MS = 3000;
 const SETTLE_TIMEOUT_MS = 15_000;
 const CONSOLE_TIMEOUT_MS = 10_000;
 
+/** A one-way settlement the ledger could not take (its organization would not load) is retried here this often, then logged as lost. */
+const SETTLE_ATTEMPTS = 4;
+const SETTLE_RETRY_MS = 500;
+
 /** The primary's side: delivers workers' commands to the ledger. */
-export function serveLedgerOverIpc(channel: PrimaryChannel, ledger: Ledger): void {
+export function serveLedgerOverIpc(channel: PrimaryChannel, ledger: Ledger, logger: Logger): void {
+  const settleOneWay = async (cmd: SettleCommand): Promise<void> => {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await ledger.settle(cmd);
+      } catch (err) {
+        if (attempt >= SETTLE_ATTEMPTS) {
+          const u = cmd.usage;
+          logger.error({ rid: u.requestId, org: u.orgId, charged: u.chargedMicros, err: (err as Error).message }, 'ledger: settlement not applied');
+          return;
+        }
+        await new Promise((r) => setTimeout(r, SETTLE_RETRY_MS * attempt));
+      }
+    }
+  };
   channel.on('ledger:reserve', (cmd: ReserveCommand) => ledger.reserve(cmd));
   channel.on('ledger:settle', (cmd: SettleCommand) => ledger.settle(cmd));
+  channel.on('ledger:settled', (cmd: SettleCommand) => void settleOneWay(cmd));
   channel.on('ledger:release', (cmd: ReleaseCommand) => ledger.release(cmd));
   channel.on('ledger:credit', (cmd: CreditCommand) => ledger.credit(cmd));
   channel.on('ledger:account', (orgId: string) => ledger.account(orgId));
@@ -37,6 +65,13 @@ export function serveLedgerOverIpc(channel: PrimaryChannel, ledger: Ledger): voi
   channel.on('ledger:sync', () => ledger.sync());
   channel.on('ledger:beat', (owner: string) => ledger.heartbeat(owner));
   channel.on('ledger:progress', (cmd: ProgressCommand) => void ledger.progress(cmd));
+  channel.on('ledger:retired', (cmd: RetiredCommand) => void ledger.retired(cmd));
+  ledger.recaller = (owner, id) => {
+    const worker = channel.workers().find((w) => w.process.pid !== undefined && workerOwner(w.process.pid) === owner);
+    if (worker === undefined) return false;
+    channel.sendTo(worker, 'ledger:recall', id);
+    return true;
+  };
   // 'disconnect' comes after the last message the worker sent has been delivered (same pipe, in order).
   cluster.on('disconnect', (worker) => {
     if (worker.process.pid !== undefined) ledger.ownerGone(workerOwner(worker.process.pid));
@@ -48,35 +83,68 @@ function workerOwner(pid: number): string {
   return `worker:${pid}`;
 }
 
+export interface IpcLedgerOptions {
+  holdLeaseMs: number;
+  /** billing.flush_ms: above 0, a settlement is acknowledged when applied, so it need not wait for an answer. */
+  flushMs: number;
+  /** billing.allotment_calls: how many calls an allotment holds; 0, none (every call reserves through the primary). */
+  allotmentCalls: number;
+}
+
+const OK: ReserveReply = { ok: true };
+
 /** A worker's side. Its owner id names this process, so its holds go when it does. */
 export class IpcLedgerClient implements LedgerClient {
   readonly owner = workerOwner(process.pid);
   private readonly beat: NodeJS.Timeout;
+  private readonly allotments: Allotments;
+  private readonly oneWaySettle: boolean;
 
   constructor(
     private readonly channel: WorkerChannel,
-    holdLeaseMs: number,
+    options: IpcLedgerOptions,
   ) {
     // A third of the lease: two heartbeats can be lost or late before holds go.
-    this.beat = setInterval(() => channel.send('ledger:beat', this.owner), Math.max(10, Math.floor(holdLeaseMs / 3)));
+    this.beat = setInterval(() => channel.send('ledger:beat', this.owner), Math.max(10, Math.floor(options.holdLeaseMs / 3)));
     this.beat.unref();
+    this.oneWaySettle = options.flushMs > 0;
+    this.allotments = new Allotments(this.owner, options.allotmentCalls, (cmd) => channel.send('ledger:retired', cmd));
+    channel.on('ledger:recall', (id: string) => this.allotments.recall(id));
   }
 
-  reserve(req: ReserveRequest): Promise<ReserveReply> {
-    const cmd: ReserveCommand = { requestId: req.requestId, orgId: req.orgId, funding: req.funding, amount: req.amount, owner: this.owner };
-    return this.channel.request<ReserveReply>('ledger:reserve', cmd, RESERVE_TIMEOUT_MS);
+  async reserve(req: ReserveRequest): Promise<ReserveReply> {
+    if (this.allotments.take(req)) return OK;
+    const allot = this.allotments.want(req);
+    const cmd: ReserveCommand = { requestId: req.requestId, orgId: req.orgId, funding: req.funding, amount: req.amount, owner: this.owner, ...(allot ? { allot } : {}) };
+    let reply: ReserveReply | undefined;
+    try {
+      reply = await this.channel.request<ReserveReply>('ledger:reserve', cmd, RESERVE_TIMEOUT_MS);
+      return reply;
+    } finally {
+      if (allot !== undefined) this.allotments.granted(allot, reply?.ok === true ? reply.allotted : undefined);
+    }
   }
 
+  // A call from an allotment is finished here only once its settlement is on its way, so a retry still names the allotment.
   async settle(cmd: SettleCommand): Promise<void> {
-    await this.channel.request('ledger:settle', cmd, SETTLE_TIMEOUT_MS);
+    const rid = cmd.usage.requestId;
+    const from = this.allotments.of(rid);
+    const sent: SettleCommand = from === null ? cmd : { ...cmd, allotment: from };
+    if (this.oneWaySettle) {
+      if (!this.channel.send('ledger:settled', sent)) throw new Error('ipc ledger:settled: channel closed');
+    } else await this.channel.request('ledger:settle', sent, SETTLE_TIMEOUT_MS);
+    this.allotments.finish(rid);
   }
 
   async release(cmd: ReleaseCommand): Promise<void> {
-    await this.channel.request('ledger:release', cmd, RESERVE_TIMEOUT_MS);
+    const from = this.allotments.taken(cmd.requestId);
+    await this.channel.request('ledger:release', from === null ? cmd : { ...cmd, allotment: from }, RESERVE_TIMEOUT_MS);
+    this.allotments.finish(cmd.requestId);
   }
 
   progress(cmd: ProgressCommand): void {
-    this.channel.send('ledger:progress', cmd);
+    const from = this.allotments.of(cmd.usage.requestId);
+    this.channel.send('ledger:progress', from === null ? cmd : { ...cmd, allotment: from });
   }
 
   credit(cmd: CreditCommand): Promise<CreditReply> {
@@ -97,5 +165,6 @@ export class IpcLedgerClient implements LedgerClient {
 
   async close(): Promise<void> {
     clearInterval(this.beat);
+    this.allotments.close();
   }
 }

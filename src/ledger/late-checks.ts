@@ -19,7 +19,7 @@ type Settled = ReturnType<OrgActor['settle']>;
 
 export class LateChecks {
   /** Waiting for the next store read, in arrival order. */
-  private queued: Array<{ actor: OrgActor; usage: UsageRow; done: (out: Settled) => void }> = [];
+  private queued: Array<{ actor: OrgActor; usage: UsageRow; allotment: string | null; done: (out: Settled) => void }> = [];
 
   constructor(
     private readonly store: LedgerStore,
@@ -29,10 +29,10 @@ export class LateChecks {
   ) {}
 
   /** Settles `usage` on `actor` once the store has said whether it already holds its charge. */
-  settle(actor: OrgActor, usage: UsageRow): Promise<Settled> {
+  settle(actor: OrgActor, usage: UsageRow, allotment: string | null): Promise<Settled> {
     actor.lastUsed = this.clock(); // not evicted while its check waits
     return new Promise((done) => {
-      if (this.queued.push({ actor, usage, done }) === 1) setImmediate(() => void this.run());
+      if (this.queued.push({ actor, usage, allotment, done }) === 1) setImmediate(() => void this.run());
     });
   }
 
@@ -55,7 +55,7 @@ export class LateChecks {
         const row = rows?.get(a.orgId);
         if (row !== undefined) a.load(row);
       }
-      for (const c of batch) c.done(c.actor.settle(c.usage, now, rows?.get(c.actor.orgId)?.journaled?.has(chargeEntry(c.usage).id) === true));
+      for (const c of batch) c.done(c.actor.settle(c.usage, now, rows?.get(c.actor.orgId)?.journaled?.has(chargeEntry(c.usage).id) === true, c.allotment));
     });
   }
 }

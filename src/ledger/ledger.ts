@@ -12,7 +12,7 @@ import { OrgActor, type Entry, type HoldRecord } from './actor.js';
 import { Journal } from './journal.js';
 import { LateChecks, SETTLE_CHECK_AFTER_MS } from './late-checks.js';
 import { Leases } from './leases.js';
-import type { AccountView, CreditCommand, CreditReply, LedgerCore, ReleaseCommand, ProgressCommand, ReserveCommand, ReserveReply, SettleCommand } from './protocol.js';
+import type { AccountView, CreditCommand, CreditReply, LedgerCore, ReleaseCommand, ProgressCommand, ReserveCommand, ReserveReply, RetiredCommand, SettleCommand } from './protocol.js';
 import { isCheckViolation, type LedgerStore } from './store.js';
 
 export interface LedgerSettings {
@@ -36,6 +36,8 @@ const SLOW_SWEEP_MS = 5000;
  * running actor within this interval; the console API reaches it at once.
  */
 const RECONCILE_MS = 1000;
+/** How long a refusal or an account view waits for the allotments it recalled; then it decides on what came back. */
+const RECALL_WAIT_MS = 1000;
 /** Settlements older than this are checked against the store first (late-checks.ts). */
 export { SETTLE_CHECK_AFTER_MS } from './late-checks.js';
 
@@ -56,6 +58,8 @@ export interface LedgerStats {
   progressSettled: number;
   /** Age of the oldest open hold (ms); 0 when none. Never above billing.hold_max_ms. */
   oldestHoldMs: number;
+  /** Workers' open allotments (allotments.ts), apart from openHolds; their money is in heldMicros. */
+  allotments: number;
 }
 
 export class Ledger implements LedgerCore {
@@ -80,6 +84,14 @@ export class Ledger implements LedgerCore {
   private expiredHolds = 0;
   /** Told of every hold voided by its lease or maximum age (the Redis host drops it from its mirror). */
   onHoldExpired: ((hold: HoldRecord) => void) | null = null;
+  /**
+   * Asks an allotment's owner to retire it (the embedded host: one IPC
+   * message to that worker, which answers with a RetiredCommand). False when
+   * the owner cannot be reached. Null: no host grants allotments.
+   */
+  recaller: ((owner: string, id: string) => boolean) | null = null;
+  /** Allotments recalled and not yet retired, by id: whoever needs them gone waits here. */
+  private readonly recalls = new Map<string, { done: Promise<void>; resolve: () => void }>();
 
   constructor(
     private readonly store: LedgerStore,
@@ -102,11 +114,70 @@ export class Ledger implements LedgerCore {
   async reserve(cmd: ReserveCommand): Promise<ReserveReply> {
     const actor = this.actors.get(cmd.orgId) ?? (await this.activate(cmd.orgId));
     if (actor === null) return { ok: false, code: 'unknown_organization' };
+    let reply = this.hold(actor, cmd);
+    if (!reply.ok && (reply.code === 'rate_limited' || reply.code === 'insufficient_funds') && actor.allotments > 0) {
+      // What workers hold in allotments may be what this call lacks: a refusal counts only once they are back.
+      await this.recall(actor);
+      reply = this.hold(actor, cmd, reply.code === 'insufficient_funds');
+    }
+    return reply;
+  }
+
+  private hold(actor: OrgActor, cmd: ReserveCommand, admitted = false): ReserveReply {
     const now = this.clock();
     this.leases.beat(cmd.owner, now);
-    const reply = actor.reserve(cmd, now);
-    if (reply.ok) this.leases.add(actor.holds.get(cmd.requestId)!, now);
+    const reply = actor.reserve(cmd, now, admitted);
+    if (reply.ok) {
+      this.leases.add(actor.holds.get(cmd.requestId)!, now);
+      if (reply.allotted !== undefined) this.leases.add(actor.allotment(cmd.allot!.id)!, now);
+    }
     return reply;
+  }
+
+  /**
+   * The worker stopped spending an allotment (idle, aged, recalled, or
+   * exiting): its calls still in progress become holds of their own, the
+   * rest is voided. Delivered in order with the worker's settlements, so a
+   * call it settled before retiring is not among `inFlight`.
+   */
+  async retired(cmd: RetiredCommand): Promise<void> {
+    const actor = this.actors.get(cmd.orgId) ?? (await this.activate(cmd.orgId));
+    if (actor !== null) {
+      const now = this.clock();
+      for (const call of cmd.inFlight) {
+        const hold = actor.carve(cmd.id, call.requestId, call.amount, call.startedAt);
+        if (hold !== null) this.leases.add(hold, now);
+      }
+      const allotment = actor.retire(cmd.id, cmd.unused, now);
+      if (allotment !== null) this.leases.drop(allotment);
+    }
+    this.recalled(cmd.id);
+  }
+
+  /** Recalls every open allotment of the organization and waits (at most RECALL_WAIT_MS) until they are retired. */
+  private recall(actor: OrgActor): Promise<void> {
+    if (actor.allotments === 0 || this.recaller === null) return Promise.resolve();
+    const waits: Promise<void>[] = [];
+    for (const hold of actor.holds.values()) {
+      if (hold.allotment !== true) continue;
+      let recall = this.recalls.get(hold.requestId);
+      if (recall === undefined) {
+        let resolve!: () => void;
+        const done = new Promise<void>((r) => (resolve = r));
+        recall = { done, resolve };
+        this.recalls.set(hold.requestId, recall);
+        if (!this.recaller(hold.owner, hold.requestId)) this.recalled(hold.requestId);
+      }
+      waits.push(recall.done);
+    }
+    return capped(Promise.all(waits).then(() => {}), RECALL_WAIT_MS);
+  }
+
+  private recalled(id: string): void {
+    const recall = this.recalls.get(id);
+    if (recall === undefined) return;
+    this.recalls.delete(id);
+    recall.resolve();
   }
 
   async settle(cmd: SettleCommand): Promise<void> {
@@ -118,7 +189,8 @@ export class Ledger implements LedgerCore {
     }
     const now = this.clock();
     const late = cmd.check === true || now - usage.finishedAt > SETTLE_CHECK_AFTER_MS;
-    const out = late && !actor.isClosed(usage.requestId) ? await this.lateChecks.settle(actor, usage) : actor.settle(usage, now);
+    const allotment = cmd.allotment ?? null;
+    const out = late && !actor.isClosed(usage.requestId) ? await this.lateChecks.settle(actor, usage, allotment) : actor.settle(usage, now, false, allotment);
     if (out === null) {
       await this.unwritten.get(usage.requestId);
       return;
@@ -136,12 +208,19 @@ export class Ledger implements LedgerCore {
 
   /** A stream's progress, kept on its hold; the hold (null if not open here) so a host can mirror it. */
   progress(cmd: ProgressCommand): HoldRecord | null {
-    return this.actors.get(cmd.usage.orgId)?.progress(cmd.usage) ?? null;
+    const actor = this.actors.get(cmd.usage.orgId);
+    if (actor === undefined) return null;
+    if (cmd.allotment !== undefined) {
+      // A stream reserved from an allotment: from its first progress on it is a hold of its own, so that it is settled on its progress if its worker dies.
+      const carved = actor.carve(cmd.allotment, cmd.usage.requestId, cmd.usage.reservedMicros, cmd.usage.finishedAt - cmd.usage.totalMs);
+      if (carved !== null) this.leases.add(carved, this.clock());
+    }
+    return actor.progress(cmd.usage);
   }
 
   async release(cmd: ReleaseCommand): Promise<void> {
     const actor = this.actors.get(cmd.orgId) ?? (await this.activate(cmd.orgId));
-    const hold = actor?.release(cmd.requestId, this.clock()) ?? null;
+    const hold = actor?.release(cmd.requestId, this.clock(), cmd.allotment ?? null) ?? null;
     if (hold !== null) this.leases.drop(hold);
   }
 
@@ -179,9 +258,12 @@ export class Ledger implements LedgerCore {
     }
   }
 
+  /** Recalls the organization's allotments first, so that what it shows held is what its calls in progress hold. */
   async account(orgId: string): Promise<AccountView | null> {
     const actor = this.actors.get(orgId) ?? (await this.activate(orgId));
-    return actor === null ? null : actor.view(this.clock());
+    if (actor === null) return null;
+    await this.recall(actor);
+    return actor.view(this.clock());
   }
 
   async refresh(orgId: string): Promise<void> {
@@ -232,6 +314,7 @@ export class Ledger implements LedgerCore {
     for (const hold of holds) {
       if (hold.progress !== undefined) void this.settleOnProgress(hold);
       else this.expire(hold, 'lease');
+      if (hold.allotment === true) this.recalled(hold.requestId);
     }
     if (holds.length > 0) this.logger.warn({ owner: id, holds: holds.length }, 'ledger: owner exited; its holds were released or settled on their progress');
   }
@@ -244,7 +327,7 @@ export class Ledger implements LedgerCore {
   /** Every open hold (the Redis host mirrors them so that the next owner of a shard can adopt them). */
   openHolds(): HoldRecord[] {
     const out: HoldRecord[] = [];
-    for (const actor of this.actors.values()) for (const hold of actor.holds.values()) out.push(hold);
+    for (const actor of this.actors.values()) for (const hold of actor.holds.values()) if (hold.allotment !== true) out.push(hold);
     return out;
   }
 
@@ -267,12 +350,14 @@ export class Ledger implements LedgerCore {
 
   stats(): LedgerStats {
     let openHolds = 0;
+    let allotments = 0;
     let heldMicros = 0;
     let oldest = Infinity;
     for (const a of this.actors.values()) {
-      openHolds += a.holds.size;
+      openHolds += a.holds.size - a.allotments;
+      allotments += a.allotments;
       heldMicros += a.heldBalance + a.heldPackage;
-      for (const hold of a.holds.values()) oldest = Math.min(oldest, hold.createdAt);
+      for (const hold of a.holds.values()) if (hold.allotment !== true) oldest = Math.min(oldest, hold.createdAt);
     }
     return {
       actors: this.actors.size,
@@ -286,6 +371,7 @@ export class Ledger implements LedgerCore {
       overdraftSettlements: this.overdraftSettlements,
       progressSettled: this.progressSettled,
       oldestHoldMs: oldest === Infinity ? 0 : Math.max(0, this.clock() - oldest),
+      allotments,
     };
   }
 
@@ -352,6 +438,7 @@ export class Ledger implements LedgerCore {
 
   private expire(hold: HoldRecord, why: 'lease' | 'max_age'): void {
     if (this.actors.get(hold.orgId)?.expire(hold.requestId) == null) return;
+    if (hold.allotment === true) return; // its owner is gone: what it held is free again, no call's hold lapsed
     this.expiredHolds++;
     this.onHoldExpired?.(hold);
     // A lease lapsing is routine (a worker died); a hold reaching its maximum age is a call that never settled: say so.

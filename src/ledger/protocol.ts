@@ -11,6 +11,40 @@ export interface ReserveRequest {
   funding: Funding;
   /** Micros to hold: the priced bound. */
   amount: number;
+  /** The embedded host only: what the worker would like allotted besides this call (allotments.ts). */
+  allot?: AllotmentWant;
+}
+
+/**
+ * A worker's request for an allotment: money and admissions it spends on its
+ * own, with no round trip per call (src/ledger/allotments.ts). The actor
+ * holds the money as one hold owned by the worker, and counts the admissions
+ * in the current second when it grants them.
+ */
+export interface AllotmentWant {
+  /** Chosen by the worker; the same id until the worker retires it. */
+  id: string;
+  /** Micros to add to it. 0: the worker has money enough, it needs admissions. */
+  money: number;
+  /** Admissions for the current second. */
+  slots: number;
+  /** Admissions of an earlier second the worker never used: they leave the quota's windows. */
+  refund: { second: number; slots: number } | null;
+}
+
+/** What the actor granted: `slots` admissions for wall-clock second `second` (ms since epoch ÷ 1000). */
+export interface Allotted {
+  money: number;
+  slots: number;
+  second: number;
+}
+
+/** One-way: the worker stopped spending allotment `id`; its calls still in progress become holds of their own, the rest is voided. */
+export interface RetiredCommand {
+  orgId: string;
+  id: string;
+  unused: { second: number; slots: number };
+  inFlight: Array<{ requestId: string; amount: number; startedAt: number }>;
 }
 
 export interface ReserveCommand extends ReserveRequest {
@@ -21,7 +55,7 @@ export interface ReserveCommand extends ReserveRequest {
 export type QuotaWindow = 'per_second' | 'per_minute';
 
 export type ReserveReply =
-  | { ok: true }
+  | { ok: true; allotted?: Allotted }
   | { ok: false; code: 'rate_limited'; retryAfterSeconds: number; window: QuotaWindow; limit: number }
   | { ok: false; code: 'insufficient_funds'; funding: Funding; required: number; available: number; packageExpiredAt: string | null }
   | { ok: false; code: 'unknown_organization' }
@@ -60,6 +94,8 @@ export interface SettleCommand {
   usage: UsageRow;
   /** Another writer may have stored this charge already (a direct write, a previous owner): the actor checks the store before it counts. */
   check?: boolean;
+  /** The call was reserved from this allotment in its worker, not by a hold of its own. */
+  allotment?: string;
 }
 
 /**
@@ -71,11 +107,15 @@ export interface SettleCommand {
  */
 export interface ProgressCommand {
   usage: UsageRow;
+  /** As in SettleCommand: the first progress of such a call makes it a hold of its own. */
+  allotment?: string;
 }
 
 export interface ReleaseCommand {
   requestId: string;
   orgId: string;
+  /** As in SettleCommand, with what the call took from it. */
+  allotment?: { id: string; amount: number };
 }
 
 export interface CreditCommand {

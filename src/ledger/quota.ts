@@ -54,6 +54,31 @@ export class RequestQuota {
     return null;
   }
 
+  /**
+   * Admits up to `want` more requests at once for a worker's allotment
+   * (allotments.ts), counted in this second now: never more than `share` of
+   * what either window has left, so that a few allotments never take the
+   * whole quota. Answers how many.
+   */
+  admitMany(nowMs: number, want: number, share: number): number {
+    const sec = Math.floor(nowMs / 1000);
+    const slot = sec % SECONDS;
+    if (this.stamps[slot] !== sec) {
+      this.stamps[slot] = sec;
+      this.counts[slot] = 0;
+    }
+    const left = Math.min(this.perSecond - this.counts[slot], this.perMinute - this.inWindow(sec));
+    const n = Math.max(0, Math.min(want, Math.floor(left * share)));
+    this.counts[slot] += n;
+    return n;
+  }
+
+  /** Admissions counted in second `sec` that were never used (an allotment's leftovers) leave both windows. */
+  refund(sec: number, n: number): void {
+    const slot = ((sec % SECONDS) + SECONDS) % SECONDS;
+    if (this.stamps[slot] === sec) this.counts[slot] -= Math.min(n, this.counts[slot]);
+  }
+
   /** Requests admitted in the minute ending with second `sec`. */
   inWindow(sec: number): number {
     let n = 0;
