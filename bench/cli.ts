@@ -177,7 +177,8 @@ export function parseOptions(argv: string[]): Options | null {
   }
   for (const spec of values.variant ?? []) {
     const colon = spec.indexOf(':');
-    const pairs = colon <= 0 ? [] : list(spec.slice(colon + 1)).map((kv) => kv.split('='));
+    // At the first '=' only: a value may hold one itself (NODE_OPTIONS=--max-semi-space-size=64).
+    const pairs = colon <= 0 ? [] : list(spec.slice(colon + 1)).map((kv) => (kv.indexOf('=') < 0 ? [kv] : [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]));
     if (pairs.length === 0 || pairs.some((kv) => kv.length !== 2 || kv[0] === '')) throw new Error(`--variant expects NAME:KEY=VALUE[,KEY=VALUE…], got '${spec}'`);
     variants.push({ name: spec.slice(0, colon), env: Object.fromEntries(pairs) });
   }

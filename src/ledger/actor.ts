@@ -205,6 +205,8 @@ export class OrgActor {
     const existing = this.holds.get(want.id);
     if (existing !== undefined && (existing.allotment !== true || existing.owner !== cmd.owner || existing.funding !== cmd.funding)) return null;
     if (existing === undefined && this.closed.has(want.id)) return null; // retired: never reopened
+    // A package that expires is spent call by call: the actor alone sees the moment it does.
+    if (cmd.funding === 'package' && this.packageExpiresAt !== null) return null;
     let money = 0;
     if (want.money > 0) {
       const free = cmd.funding === 'balance' ? this.balance - this.heldBalance : this.package - this.heldPackage;

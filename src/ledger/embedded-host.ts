@@ -5,15 +5,13 @@
 // one small one-way message every third of a lease. A worker that exits
 // takes its holds with it at once (Ledger.ownerGone), not a lease later.
 //
-// Most calls take neither round trip's first half: a worker reserves them
-// from its allotments (allotments.ts), granted along with the reservations it
-// does send, and its settlements are one-way when billing.flush_ms > 0 (the
-// actor answered them at once anyway; the pipe keeps them in order and the
-// primary applies them as they arrive).
+// Most calls make no reservation round trip: a worker reserves them from its
+// allotments (allotments.ts), granted along with the reservations it does
+// send. (The settlement stays a request/reply: a one-way hand-off was
+// measured to cost the primary more than it saved, docs/billing.md.)
 import cluster from 'node:cluster';
 import { Allotments } from './allotments.js';
 import type { PrimaryChannel, WorkerChannel } from '../ipc/channel.js';
-import type { Logger } from '../log/logger.js';
 import type { Ledger } from './ledger.js';
 import type {
   AccountView,
@@ -35,29 +33,10 @@ const RESERVE_TIMEOUT_MS = 3000;
 const SETTLE_TIMEOUT_MS = 15_000;
 const CONSOLE_TIMEOUT_MS = 10_000;
 
-/** A one-way settlement the ledger could not take (its organization would not load) is retried here this often, then logged as lost. */
-const SETTLE_ATTEMPTS = 4;
-const SETTLE_RETRY_MS = 500;
-
 /** The primary's side: delivers workers' commands to the ledger. */
-export function serveLedgerOverIpc(channel: PrimaryChannel, ledger: Ledger, logger: Logger): void {
-  const settleOneWay = async (cmd: SettleCommand): Promise<void> => {
-    for (let attempt = 1; ; attempt++) {
-      try {
-        return await ledger.settle(cmd);
-      } catch (err) {
-        if (attempt >= SETTLE_ATTEMPTS) {
-          const u = cmd.usage;
-          logger.error({ rid: u.requestId, org: u.orgId, charged: u.chargedMicros, err: (err as Error).message }, 'ledger: settlement not applied');
-          return;
-        }
-        await new Promise((r) => setTimeout(r, SETTLE_RETRY_MS * attempt));
-      }
-    }
-  };
+export function serveLedgerOverIpc(channel: PrimaryChannel, ledger: Ledger): void {
   channel.on('ledger:reserve', (cmd: ReserveCommand) => ledger.reserve(cmd));
   channel.on('ledger:settle', (cmd: SettleCommand) => ledger.settle(cmd));
-  channel.on('ledger:settled', (cmd: SettleCommand) => void settleOneWay(cmd));
   channel.on('ledger:release', (cmd: ReleaseCommand) => ledger.release(cmd));
   channel.on('ledger:credit', (cmd: CreditCommand) => ledger.credit(cmd));
   channel.on('ledger:account', (orgId: string) => ledger.account(orgId));
@@ -85,8 +64,6 @@ function workerOwner(pid: number): string {
 
 export interface IpcLedgerOptions {
   holdLeaseMs: number;
-  /** billing.flush_ms: above 0, a settlement is acknowledged when applied, so it need not wait for an answer. */
-  flushMs: number;
   /** billing.allotment_calls: how many calls an allotment holds; 0, none (every call reserves through the primary). */
   allotmentCalls: number;
 }
@@ -98,7 +75,6 @@ export class IpcLedgerClient implements LedgerClient {
   readonly owner = workerOwner(process.pid);
   private readonly beat: NodeJS.Timeout;
   private readonly allotments: Allotments;
-  private readonly oneWaySettle: boolean;
 
   constructor(
     private readonly channel: WorkerChannel,
@@ -107,7 +83,6 @@ export class IpcLedgerClient implements LedgerClient {
     // A third of the lease: two heartbeats can be lost or late before holds go.
     this.beat = setInterval(() => channel.send('ledger:beat', this.owner), Math.max(10, Math.floor(options.holdLeaseMs / 3)));
     this.beat.unref();
-    this.oneWaySettle = options.flushMs > 0;
     this.allotments = new Allotments(this.owner, options.allotmentCalls, (cmd) => channel.send('ledger:retired', cmd));
     channel.on('ledger:recall', (id: string) => this.allotments.recall(id));
   }
@@ -125,14 +100,12 @@ export class IpcLedgerClient implements LedgerClient {
     }
   }
 
-  // A call from an allotment is finished here only once its settlement is on its way, so a retry still names the allotment.
+  // A call from an allotment is finished here only once its settlement is acknowledged, so a retry still names the allotment.
   async settle(cmd: SettleCommand): Promise<void> {
     const rid = cmd.usage.requestId;
     const from = this.allotments.of(rid);
     const sent: SettleCommand = from === null ? cmd : { ...cmd, allotment: from };
-    if (this.oneWaySettle) {
-      if (!this.channel.send('ledger:settled', sent)) throw new Error('ipc ledger:settled: channel closed');
-    } else await this.channel.request('ledger:settle', sent, SETTLE_TIMEOUT_MS);
+    await this.channel.request('ledger:settle', sent, SETTLE_TIMEOUT_MS);
     this.allotments.finish(rid);
   }
 

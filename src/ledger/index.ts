@@ -81,7 +81,7 @@ export function startLedgerHost(config: Config, deps: LedgerHostDeps): LedgerHos
     return { kind: 'redis', workerEnv: { [INSTANCE_ENV]: instanceId }, ready: (timeoutMs) => host.ready(timeoutMs), stats: () => host.stats(), close: () => host.close() };
   }
   const ledger = new Ledger(new PgLedgerStore(deps.pool), ledgerSettings(config), deps.logger);
-  serveLedgerOverIpc(deps.channel, ledger, deps.logger);
+  serveLedgerOverIpc(deps.channel, ledger);
   // Whoever edits an organization row may say so on the bus ('orgs', its id): the actor reloads at once instead of at the next reconcile.
   deps.bus.subscribe('orgs', (orgId) => void ledger.refresh(orgId).catch(() => {}));
   return { kind: 'embedded', workerEnv: {}, ready: async () => true, stats: () => ledger.stats(), close: () => ledger.close() };
@@ -102,5 +102,5 @@ export function connectLedger(config: Config, channel: WorkerChannel): LedgerCli
       logger: createLogger(config.log_level, 'worker'),
     });
   }
-  return new IpcLedgerClient(channel, { holdLeaseMs: config.billing.hold_lease_ms, flushMs: config.billing.flush_ms, allotmentCalls: config.billing.allotment_calls });
+  return new IpcLedgerClient(channel, { holdLeaseMs: config.billing.hold_lease_ms, allotmentCalls: config.billing.allotment_calls });
 }

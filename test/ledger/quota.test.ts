@@ -58,3 +58,20 @@ t.test('a whole minute later the window is empty again', async (t) => {
   t.equal(q.admit(T0 + 60_000), null);
   t.equal(q.admit(T0 + 3_600_000), null, 'an hour later, slots from long ago count nothing');
 });
+
+t.test('allotments: admissions granted in advance are a share of what is left, and unused ones leave both windows', async (t) => {
+  const q = new RequestQuota(40, 100);
+  t.equal(q.admitMany(T0 + 10, 32, 1 / 8), 5, 'an eighth of the 40 left this second');
+  t.equal(q.admitMany(T0 + 20, 2, 1 / 8), 2, 'never more than asked');
+  for (let i = 0; i < 33; i++) t.equal(q.admit(T0 + 30 + i), null);
+  t.equal(q.admit(T0 + 100)?.window, 'per_second', 'the granted admissions count: 7 + 33 = 40');
+  t.equal(q.admitMany(T0 + 110, 32, 1 / 8), 0, 'nothing left to grant');
+  q.refund(Math.floor(T0 / 1000), 3);
+  t.equal(q.admit(T0 + 120), null, 'three unused ones given back: admitted again');
+  t.equal(q.inWindow(Math.floor(T0 / 1000)), 38);
+  q.refund(Math.floor(T0 / 1000) - 61, 5);
+  t.equal(q.inWindow(Math.floor(T0 / 1000)), 38, 'a refund for a second no longer counted changes nothing');
+  t.equal(q.admitMany(T0 + 1000, 1000, 1 / 8), 5, 'the next second: an eighth of the smaller of what each window has left (40 this second, 62 this minute)');
+  const tight = new RequestQuota(1000, 20);
+  t.equal(tight.admitMany(T0, 1000, 1 / 8), 2, 'and of the minute when it has less left (20)');
+});
