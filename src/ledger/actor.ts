@@ -20,6 +20,8 @@ export interface HoldRecord {
   readonly createdAt: number;
   /** A worker's allotment (allotments.ts), not one call's hold: its id is the allotment's. */
   readonly allotment?: true;
+  /** A call's hold carved from an allotment (OrgActor.carve). */
+  readonly carved?: true;
   /** The last progress its stream reported: what it settles on if its owner dies (ProgressCommand). */
   progress?: UsageRow;
 }
@@ -119,6 +121,8 @@ export class OrgActor {
   private allotFrozenUntil = 0;
   /** Open allotments among `holds`. */
   allotments = 0;
+  /** Open holds carved from an allotment among `holds` (created before they were inserted: see Ledger.sweep). */
+  carved = 0;
 
   constructor(
     readonly orgId: string,
@@ -259,8 +263,9 @@ export class OrgActor {
     if (from === null || this.holds.has(requestId) || this.closed.has(requestId)) return null;
     const take = Math.min(Math.max(0, amount), from.amount);
     from.amount -= take;
-    const hold: HoldRecord = { orgId: this.orgId, requestId, funding: from.funding, amount: take, owner: from.owner, createdAt };
+    const hold: HoldRecord = { orgId: this.orgId, requestId, funding: from.funding, amount: take, owner: from.owner, createdAt, carved: true };
     this.holds.set(requestId, hold);
+    this.carved++;
     return hold;
   }
 
@@ -347,6 +352,7 @@ export class OrgActor {
     if (hold === undefined) return null;
     this.holds.delete(requestId);
     if (hold.allotment === true) this.allotments--;
+    if (hold.carved === true) this.carved--;
     if (hold.funding === 'balance') this.heldBalance -= hold.amount;
     else this.heldPackage -= hold.amount;
     return hold;

@@ -50,6 +50,8 @@ class Allotment {
   readonly inFlight = new Map<string, LocalCall>();
   /** A reservation asking for more is on its way: one at a time. */
   asking = false;
+  /** The actor granted it something at least once (else it holds nothing there, and retiring it needs no message). */
+  granted = false;
   retired = false;
   lastUsed: number;
 
@@ -150,6 +152,7 @@ export class Allotments {
       this.retired({ orgId: a.orgId, id: a.id, unused: { second: allotted.second, slots: allotted.slots }, inFlight: [] });
       return;
     }
+    a.granted = true;
     a.money += allotted.money;
     if (a.second === allotted.second) a.slots += allotted.slots;
     else {
@@ -166,15 +169,10 @@ export class Allotments {
     call.allotment.inFlight.delete(requestId);
   }
 
-  /** The allotment a call in progress was reserved from and what it took, or null. */
-  taken(requestId: string): { id: string; amount: number } | null {
+  /** The allotment a call in progress was reserved from, what it took and when, or null. */
+  taken(requestId: string): { id: string; amount: number; startedAt: number } | null {
     const call = this.calls.get(requestId);
-    return call === undefined ? null : { id: call.allotment.id, amount: call.amount };
-  }
-
-  /** The allotment a call in progress was reserved from, or null. */
-  of(requestId: string): string | null {
-    return this.calls.get(requestId)?.allotment.id ?? null;
+    return call === undefined ? null : { id: call.allotment.id, amount: call.amount, startedAt: call.startedAt };
   }
 
   /** The actor recalls allotment `id` (it is about to refuse a call, or to show the account). */
@@ -206,7 +204,7 @@ export class Allotments {
     const unused = { second: a.second, slots: a.slots };
     a.money = 0;
     a.slots = 0;
-    this.retired({ orgId: a.orgId, id: a.id, unused, inFlight });
+    if (a.granted || a.asking) this.retired({ orgId: a.orgId, id: a.id, unused, inFlight });
   }
 
   private find(id: string): Allotment | null {

@@ -103,20 +103,20 @@ export class IpcLedgerClient implements LedgerClient {
   // A call from an allotment is finished here only once its settlement is acknowledged, so a retry still names the allotment.
   async settle(cmd: SettleCommand): Promise<void> {
     const rid = cmd.usage.requestId;
-    const from = this.allotments.of(rid);
-    const sent: SettleCommand = from === null ? cmd : { ...cmd, allotment: from };
+    const from = this.allotments.taken(rid);
+    const sent: SettleCommand = from === null ? cmd : { ...cmd, allotment: from.id };
     await this.channel.request('ledger:settle', sent, SETTLE_TIMEOUT_MS);
     this.allotments.finish(rid);
   }
 
   async release(cmd: ReleaseCommand): Promise<void> {
     const from = this.allotments.taken(cmd.requestId);
-    await this.channel.request('ledger:release', from === null ? cmd : { ...cmd, allotment: from }, RESERVE_TIMEOUT_MS);
+    await this.channel.request('ledger:release', from === null ? cmd : { ...cmd, allotment: { id: from.id, amount: from.amount } }, RESERVE_TIMEOUT_MS);
     this.allotments.finish(cmd.requestId);
   }
 
   progress(cmd: ProgressCommand): void {
-    const from = this.allotments.of(cmd.usage.requestId);
+    const from = this.allotments.taken(cmd.usage.requestId);
     this.channel.send('ledger:progress', from === null ? cmd : { ...cmd, allotment: from });
   }
 

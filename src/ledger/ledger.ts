@@ -212,7 +212,7 @@ export class Ledger implements LedgerCore {
     if (actor === undefined) return null;
     if (cmd.allotment !== undefined) {
       // A stream reserved from an allotment: from its first progress on it is a hold of its own, so that it is settled on its progress if its worker dies.
-      const carved = actor.carve(cmd.allotment, cmd.usage.requestId, cmd.usage.reservedMicros, cmd.usage.finishedAt - cmd.usage.totalMs);
+      const carved = actor.carve(cmd.allotment.id, cmd.usage.requestId, cmd.allotment.amount, cmd.allotment.startedAt);
       if (carved !== null) this.leases.add(carved, this.clock());
     }
     return actor.progress(cmd.usage);
@@ -392,14 +392,15 @@ export class Ledger implements LedgerCore {
     // hold_max_ms between two sweeps. Each sweep looks at each organization's
     // holds oldest first (a Map keeps insertion order, which is creation order
     // but for adopted holds) and stops at the first young one; the slow sweep
-    // looks at all of them.
+    // looks at all of them, and so does every sweep at an organization with
+    // calls carved from an allotment (they start before they are inserted).
     const slow = now - this.lastSlowSweep >= SLOW_SWEEP_MS;
     if (slow) this.lastSlowSweep = now;
     const voidBefore = now + this.sweepEveryMs - this.settings.holdMaxMs;
     for (const [orgId, actor] of this.actors) {
       for (const hold of actor.holds.values()) {
         if (hold.createdAt > voidBefore) {
-          if (slow) continue;
+          if (slow || actor.carved > 0) continue;
           break;
         }
         if (this.settlingOnProgress.has(hold.requestId)) continue;

@@ -107,8 +107,8 @@ export interface SettleCommand {
  */
 export interface ProgressCommand {
   usage: UsageRow;
-  /** As in SettleCommand: the first progress of such a call makes it a hold of its own. */
-  allotment?: string;
+  /** The call was reserved from this allotment in its worker (what it took, and when): its first progress makes it a hold of its own. */
+  allotment?: { id: string; amount: number; startedAt: number };
 }
 
 export interface ReleaseCommand {
