@@ -231,6 +231,11 @@ export class OrgActor {
     return { money, slots, second: Math.floor(now / 1000) };
   }
 
+  /** No allotment is granted for ALLOT_FROZEN_MS from `now` (an account view is being read). */
+  freezeAllotments(now: number): void {
+    this.allotFrozenUntil = Math.max(this.allotFrozenUntil, now + ALLOT_FROZEN_MS);
+  }
+
   /** The allotment `id`, if open here. */
   allotment(id: string): HoldRecord | null {
     const hold = this.holds.get(id);

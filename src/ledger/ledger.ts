@@ -258,11 +258,17 @@ export class Ledger implements LedgerCore {
     }
   }
 
-  /** Recalls the organization's allotments first, so that what it shows held is what its calls in progress hold. */
+  /**
+   * Recalls the organization's allotments first, so that what it shows held
+   * is what its calls in progress hold; none is granted from now until the
+   * view is read (OrgActor.freezeAllotments), or one granted to a call
+   * arriving meanwhile would show.
+   */
   async account(orgId: string): Promise<AccountView | null> {
     const actor = this.actors.get(orgId) ?? (await this.activate(orgId));
     if (actor === null) return null;
-    await this.recall(actor);
+    actor.freezeAllotments(this.clock());
+    if (actor.allotments > 0) await this.recall(actor);
     return actor.view(this.clock());
   }
 
