@@ -11,7 +11,7 @@ import t from 'tap';
 import { boundCost } from '../../src/billing/pricing.js';
 import type { Hold } from '../../src/billing/types.js';
 import type { Price } from '../../src/catalog/types.js';
-import { startHarness, type Harness, type ReserveArgs, type ReserveResult } from './harness.js';
+import { books, settleOnBoth, startHarness, type ReserveArgs, type ReserveResult } from './harness.js';
 
 const PRICE: Price = { inputPerMtok: 2_500_000, cachedInputPerMtok: 1_250_000, outputPerMtok: 10_000_000, imageUnit: 0 };
 const MODEL = { modelId: randomUUID(), price: PRICE };
@@ -40,15 +40,6 @@ function args(orgId: string, prefix: string, n: number): ReserveArgs[] {
 
 function metered(i: number): Record<string, unknown> {
   return { inputTokens: 300 + i * 37, cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens: 100 + (i % 30) * 997, imageUnits: 0, source: 'supplier' };
-}
-
-async function books(h: Harness, orgId: string): Promise<{ balance: number; journal: number; charged: number; rows: number }> {
-  await h.worker(0, 'sync');
-  await h.worker(1, 'sync').catch(() => {});
-  const [o] = await h.call<Array<{ b: string }>>('sql', { text: 'SELECT balance_micros AS b FROM organizations WHERE id = $1', params: [orgId] });
-  const [j] = await h.call<Array<{ s: string }>>('sql', { text: 'SELECT coalesce(sum(amount_micros), 0) AS s FROM ledger_entries WHERE org_id = $1', params: [orgId] });
-  const [u] = await h.call<Array<{ s: string; n: string }>>('sql', { text: 'SELECT coalesce(sum(charged_micros), 0) AS s, count(*) AS n FROM usage_records WHERE org_id = $1', params: [orgId] });
-  return { balance: Number(o.b), journal: Number(j.s), charged: Number(u.s), rows: Number(u.n) };
 }
 
 async function until(what: () => Promise<boolean>, ms: number): Promise<boolean> {
@@ -84,10 +75,7 @@ t.test('money: a balance spread over two workers\' allotments admits exactly K c
   );
   t.match(refused[0], { limit: { kind: 'funds', available: '0.00' } });
   const settles = admitted.map((r, i) => ({ hold: r.hold, metered: metered(i) }));
-  await Promise.all([
-    h.worker(0, 'settleMany', { list: settles.filter((_, i) => i % 2 === 0) }),
-    h.worker(1, 'settleMany', { list: settles.filter((_, i) => i % 2 === 1) }),
-  ]);
+  await settleOnBoth(h, settles);
   const money = await books(h, orgId);
   t.equal(money.rows, K, 'one usage row per admitted call');
   t.equal(money.balance, credits - money.charged, 'balance = credits − sum(charged), to the micro');

@@ -9,7 +9,7 @@ import { boundCost } from '../../src/billing/pricing.js';
 import type { Hold } from '../../src/billing/types.js';
 import type { Price } from '../../src/catalog/types.js';
 import { testDatabase } from '../helpers/services.js';
-import { startHarness, type Harness, type ReserveArgs, type ReserveResult } from './harness.js';
+import { books, settleOnBoth, startHarness, type ReserveArgs, type ReserveResult } from './harness.js';
 
 const PRICE: Price = { inputPerMtok: 2_500_000, cachedInputPerMtok: 1_250_000, outputPerMtok: 10_000_000, imageUnit: 0 };
 const MODEL = { modelId: randomUUID(), price: PRICE };
@@ -24,17 +24,6 @@ function reserveArgs(orgId: string, prefix: string, n: number, keyId = randomUUI
     surface: 'chat_completions' as const,
     bound: BOUND,
   }));
-}
-
-async function orgMoney(h: Harness, orgId: string): Promise<{ balance: number; journal: number; charged: number; rows: number }> {
-  await h.worker(0, 'sync');
-  const [o] = await h.call<Array<{ balance_micros: number }>>('sql', { text: 'SELECT balance_micros FROM organizations WHERE id = $1', params: [orgId] });
-  const [j] = await h.call<Array<{ s: string }>>('sql', { text: 'SELECT coalesce(sum(amount_micros), 0) AS s FROM ledger_entries WHERE org_id = $1', params: [orgId] });
-  const [u] = await h.call<Array<{ s: string; n: string }>>('sql', {
-    text: 'SELECT coalesce(sum(charged_micros), 0) AS s, count(*) AS n FROM usage_records WHERE org_id = $1',
-    params: [orgId],
-  });
-  return { balance: Number(o.balance_micros), journal: Number(j.s), charged: Number(u.s), rows: Number(u.n) };
 }
 
 async function concurrency(t: Test, store: string, flushMs: string): Promise<void> {
@@ -71,14 +60,11 @@ async function concurrency(t: Test, store: string, flushMs: string): Promise<voi
     hold: r.hold,
     metered: { inputTokens: 300 + i * 37, cachedInputTokens: i * 11, cacheWriteTokens: 0, outputTokens: 100 + i * 997, imageUnits: 0, source: 'supplier' },
   }));
-  await Promise.all([
-    h.worker(0, 'settleMany', { list: settles.filter((_, i) => i % 2 === 0) }),
-    h.worker(1, 'settleMany', { list: settles.filter((_, i) => i % 2 === 1) }),
-  ]);
+  await settleOnBoth(h, settles);
   watching = false;
   await watcher;
   t.ok(samples.length > 0 && samples.every((s) => s >= 0), `available never below zero in ${samples.length} samples`);
-  const money = await orgMoney(h, orgId);
+  const money = await books(h, orgId);
   t.equal(money.rows, K, 'one usage row per admitted call');
   t.ok(money.charged > 0 && money.charged < credits);
   t.equal(money.balance, credits - money.charged, 'balance = credits − sum(charged in usage rows), to the micro');
@@ -88,7 +74,7 @@ async function concurrency(t: Test, store: string, flushMs: string): Promise<voi
 
   // Idempotency: the same settlement again, from both workers at once, charges nothing more.
   await Promise.all([h.worker(0, 'settle', settles[0]), h.worker(1, 'settle', settles[0]), h.worker(1, 'settle', settles[3])]);
-  const again = await orgMoney(h, orgId);
+  const again = await books(h, orgId);
   t.same(again, money, 'repeated settlements changed nothing');
 }
 

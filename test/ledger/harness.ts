@@ -65,3 +65,17 @@ export async function startHarness(t: Test, opts: HarnessOptions): Promise<Harne
   t.teardown(close);
   return { pids, call, worker: (index, op, args) => call('worker', { index, op, args }), close };
 }
+
+/** An organization's money as the store holds it, once worker 0 has synced the ledger: the balance, the sum of its journal, the sum charged in its usage rows and their count. */
+export async function books(h: Harness, orgId: string): Promise<{ balance: number; journal: number; charged: number; rows: number }> {
+  await h.worker(0, 'sync');
+  const [o] = await h.call<Array<{ b: string }>>('sql', { text: 'SELECT balance_micros AS b FROM organizations WHERE id = $1', params: [orgId] });
+  const [j] = await h.call<Array<{ s: string }>>('sql', { text: 'SELECT coalesce(sum(amount_micros), 0) AS s FROM ledger_entries WHERE org_id = $1', params: [orgId] });
+  const [u] = await h.call<Array<{ s: string; n: string }>>('sql', { text: 'SELECT coalesce(sum(charged_micros), 0) AS s, count(*) AS n FROM usage_records WHERE org_id = $1', params: [orgId] });
+  return { balance: Number(o.b), journal: Number(j.s), charged: Number(u.s), rows: Number(u.n) };
+}
+
+/** Settles the list (SettleArgs each) from two workers at once, alternately. */
+export async function settleOnBoth(h: Harness, list: readonly object[]): Promise<void> {
+  await Promise.all([h.worker(0, 'settleMany', { list: list.filter((_, i) => i % 2 === 0) }), h.worker(1, 'settleMany', { list: list.filter((_, i) => i % 2 === 1) })]);
+}

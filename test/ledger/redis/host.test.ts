@@ -12,7 +12,7 @@ import type { Price } from '../../../src/catalog/types.js';
 import { testDatabase } from '../../helpers/services.js';
 import { redisPrefix } from '../../../src/ledger/redis/keys.js';
 import { sharedRedis } from '../../e2e/scale-out-helpers.js';
-import { startHarness, type Harness, type ReserveArgs, type ReserveResult } from '../harness.js';
+import { books, settleOnBoth, startHarness, type Harness, type ReserveArgs, type ReserveResult } from '../harness.js';
 
 const PRICE: Price = { inputPerMtok: 2_500_000, cachedInputPerMtok: 1_250_000, outputPerMtok: 10_000_000, imageUnit: 0 };
 const MODEL = { modelId: randomUUID(), price: PRICE };
@@ -28,14 +28,6 @@ function reserveArgs(orgId: string, prefix: string, n: number): ReserveArgs[] {
     surface: 'chat_completions' as const,
     bound: BOUND,
   }));
-}
-
-async function money(h: Harness, orgId: string): Promise<{ balance: number; journal: number; charged: number; rows: number }> {
-  await h.worker(0, 'sync');
-  const [o] = await h.call<Array<{ balance_micros: number }>>('sql', { text: 'SELECT balance_micros FROM organizations WHERE id = $1', params: [orgId] });
-  const [j] = await h.call<Array<{ s: string }>>('sql', { text: 'SELECT coalesce(sum(amount_micros), 0) AS s FROM ledger_entries WHERE org_id = $1', params: [orgId] });
-  const [u] = await h.call<Array<{ s: string; n: string }>>('sql', { text: 'SELECT coalesce(sum(charged_micros), 0) AS s, count(*) AS n FROM usage_records WHERE org_id = $1', params: [orgId] });
-  return { balance: Number(o.balance_micros), journal: Number(j.s), charged: Number(u.s), rows: Number(u.n) };
 }
 
 async function harness(t: Test, env: Record<string, string> = {}): Promise<Harness | null> {
@@ -73,18 +65,15 @@ for (const flushMs of ['100', '0']) {
       hold: r.hold,
       metered: { inputTokens: 300 + i * 37, cachedInputTokens: i * 11, cacheWriteTokens: 0, outputTokens: 100 + i * 997, imageUnits: 0, source: 'supplier' },
     }));
-    await Promise.all([
-      h.worker(0, 'settleMany', { list: settles.filter((_, i) => i % 2 === 0) }),
-      h.worker(1, 'settleMany', { list: settles.filter((_, i) => i % 2 === 1) }),
-    ]);
-    const m = await money(h, orgId);
+    await settleOnBoth(h, settles);
+    const m = await books(h, orgId);
     t.equal(m.rows, K, 'one usage row per admitted call');
     t.equal(m.balance, credits - m.charged, 'balance = credits − sum(charged), to the micro');
     t.equal(m.journal, m.balance, 'and = the sum of its journal');
     const view = await h.worker<{ balance: number; heldBalance: number; openHolds: number }>(1, 'account', { orgId });
     t.same([view.balance, view.heldBalance, view.openHolds], [m.balance, 0, 0], 'the actor agrees with the store');
     await Promise.all([h.worker(0, 'settle', settles[0]), h.worker(1, 'settle', settles[0]), h.worker(1, 'settle', settles[3])]);
-    t.same(await money(h, orgId), m, 'repeated settlements changed nothing');
+    t.same(await books(h, orgId), m, 'repeated settlements changed nothing');
   });
 }
 
