@@ -45,7 +45,7 @@ export function serveLedgerOverIpc(channel: PrimaryChannel, ledger: Ledger): voi
   channel.on('ledger:beat', (owner: string) => ledger.heartbeat(owner));
   channel.on('ledger:progress', (cmd: ProgressCommand) => void ledger.progress(cmd));
   channel.on('ledger:retired', (cmd: RetiredCommand) => void ledger.retired(cmd));
-  ledger.recaller = (owner, id) => {
+  ledger.recalls.recaller = (owner, id) => {
     const worker = channel.workers().find((w) => w.process.pid !== undefined && workerOwner(w.process.pid) === owner);
     if (worker === undefined) return false;
     channel.sendTo(worker, 'ledger:recall', id);

@@ -12,6 +12,7 @@ import { OrgActor, type Entry, type HoldRecord } from './actor.js';
 import { Journal } from './journal.js';
 import { LateChecks, SETTLE_CHECK_AFTER_MS } from './late-checks.js';
 import { Leases } from './leases.js';
+import { Recalls } from './recalls.js';
 import type { AccountView, CreditCommand, CreditReply, LedgerCore, ReleaseCommand, ProgressCommand, ReserveCommand, ReserveReply, RetiredCommand, SettleCommand } from './protocol.js';
 import { isCheckViolation, type LedgerStore } from './store.js';
 
@@ -36,8 +37,6 @@ const SLOW_SWEEP_MS = 5000;
  * running actor within this interval; the console API reaches it at once.
  */
 const RECONCILE_MS = 1000;
-/** How long a refusal or an account view waits for the allotments it recalled; then it decides on what came back. */
-const RECALL_WAIT_MS = 1000;
 /** Settlements older than this are checked against the store first (late-checks.ts). */
 export { SETTLE_CHECK_AFTER_MS } from './late-checks.js';
 
@@ -84,14 +83,8 @@ export class Ledger implements LedgerCore {
   private expiredHolds = 0;
   /** Told of every hold voided by its lease or maximum age (the Redis host drops it from its mirror). */
   onHoldExpired: ((hold: HoldRecord) => void) | null = null;
-  /**
-   * Asks an allotment's owner to retire it (the embedded host: one IPC
-   * message to that worker, which answers with a RetiredCommand). False when
-   * the owner cannot be reached. Null: no host grants allotments.
-   */
-  recaller: ((owner: string, id: string) => boolean) | null = null;
-  /** Allotments recalled and not yet retired, by id: whoever needs them gone waits here. */
-  private readonly recalls = new Map<string, { done: Promise<void>; resolve: () => void }>();
+  /** Allotments asked back from their workers (the host sets how: `recalls.recaller`). */
+  readonly recalls = new Recalls();
 
   constructor(
     private readonly store: LedgerStore,
@@ -117,7 +110,7 @@ export class Ledger implements LedgerCore {
     let reply = this.hold(actor, cmd);
     if (!reply.ok && (reply.code === 'rate_limited' || reply.code === 'insufficient_funds') && actor.allotments > 0) {
       // What workers hold in allotments may be what this call lacks: a refusal counts only once they are back.
-      await this.recall(actor);
+      await this.recalls.all(actor);
       reply = this.hold(actor, cmd, reply.code === 'insufficient_funds');
     }
     return reply;
@@ -151,33 +144,7 @@ export class Ledger implements LedgerCore {
       const allotment = actor.retire(cmd.id, cmd.unused, now);
       if (allotment !== null) this.leases.drop(allotment);
     }
-    this.recalled(cmd.id);
-  }
-
-  /** Recalls every open allotment of the organization and waits (at most RECALL_WAIT_MS) until they are retired. */
-  private recall(actor: OrgActor): Promise<void> {
-    if (actor.allotments === 0 || this.recaller === null) return Promise.resolve();
-    const waits: Promise<void>[] = [];
-    for (const hold of actor.holds.values()) {
-      if (hold.allotment !== true) continue;
-      let recall = this.recalls.get(hold.requestId);
-      if (recall === undefined) {
-        let resolve!: () => void;
-        const done = new Promise<void>((r) => (resolve = r));
-        recall = { done, resolve };
-        this.recalls.set(hold.requestId, recall);
-        if (!this.recaller(hold.owner, hold.requestId)) this.recalled(hold.requestId);
-      }
-      waits.push(recall.done);
-    }
-    return capped(Promise.all(waits).then(() => {}), RECALL_WAIT_MS);
-  }
-
-  private recalled(id: string): void {
-    const recall = this.recalls.get(id);
-    if (recall === undefined) return;
-    this.recalls.delete(id);
-    recall.resolve();
+    this.recalls.gone(cmd.id);
   }
 
   async settle(cmd: SettleCommand): Promise<void> {
@@ -268,7 +235,7 @@ export class Ledger implements LedgerCore {
     const actor = this.actors.get(orgId) ?? (await this.activate(orgId));
     if (actor === null) return null;
     actor.freezeAllotments(this.clock());
-    if (actor.allotments > 0) await this.recall(actor);
+    if (actor.allotments > 0) await this.recalls.all(actor);
     return actor.view(this.clock());
   }
 
@@ -320,7 +287,7 @@ export class Ledger implements LedgerCore {
     for (const hold of holds) {
       if (hold.progress !== undefined) void this.settleOnProgress(hold);
       else this.expire(hold, 'lease');
-      if (hold.allotment === true) this.recalled(hold.requestId);
+      if (hold.allotment === true) this.recalls.gone(hold.requestId);
     }
     if (holds.length > 0) this.logger.warn({ owner: id, holds: holds.length }, 'ledger: owner exited; its holds were released or settled on their progress');
   }
