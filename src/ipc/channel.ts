@@ -25,6 +25,8 @@ interface Envelope {
 class Outbox {
   private queue: Envelope[] = [];
   private scheduled = false;
+  /** Told once the queue they were waiting with has been written (or lost with a closed channel). */
+  private waiters: Array<() => void> = [];
 
   constructor(
     private readonly open: () => boolean,
@@ -43,12 +45,21 @@ class Outbox {
     return true;
   }
 
+  /** Resolves once what is queued now has been handed to the pipe (right away if nothing is). */
+  written(): Promise<void> {
+    if (!this.scheduled) return Promise.resolve();
+    return new Promise((resolve) => this.waiters.push(resolve));
+  }
+
   private readonly flush = (): void => {
     this.scheduled = false;
     const queued = this.queue;
+    const waiters = this.waiters;
     this.queue = [];
-    if (!this.open()) return this.lost(queued);
-    this.write(queued.length === 1 ? queued[0]! : { tg: 1, b: queued });
+    this.waiters = [];
+    if (!this.open()) this.lost(queued);
+    else this.write(queued.length === 1 ? queued[0]! : { tg: 1, b: queued });
+    for (const w of waiters) w();
   };
 }
 
@@ -169,6 +180,15 @@ export class WorkerChannel extends Channel {
   /** One-way; false when the channel is closed (nothing was sent). */
   send(type: string, payload?: unknown): boolean {
     return this.post({ tg: 1, t: type, p: payload });
+  }
+
+  /**
+   * Resolves once every message sent so far is written to the pipe: from
+   * then on the primary reads it even if this process dies, and before it
+   * sees this worker disconnect.
+   */
+  written(): Promise<void> {
+    return this.outbox.written();
   }
 }
 

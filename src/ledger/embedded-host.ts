@@ -7,11 +7,15 @@
 //
 // Most calls make no reservation round trip: a worker reserves them from its
 // allotments (allotments.ts), granted along with the reservations it does
-// send. (The settlement stays a request/reply: a one-way hand-off was
+// send. With billing.flush_ms > 0 no call waits for its settlement's answer
+// either: settle resolves once the command is written to the pipe, which the
+// primary reads before it can see this worker gone, and the answer is awaited
+// behind the client's reply. (It is still answered: a one-way settlement was
 // measured to cost the primary more than it saved, docs/billing.md.)
 import cluster from 'node:cluster';
 import { Allotments } from './allotments.js';
 import type { PrimaryChannel, WorkerChannel } from '../ipc/channel.js';
+import type { Logger } from '../log/logger.js';
 import type { Ledger } from './ledger.js';
 import type {
   AccountView,
@@ -32,6 +36,9 @@ const RESERVE_TIMEOUT_MS = 3000;
 /** Longer than the ledger's own cap on waiting for a durable write (10 s), so a slow store is not mistaken for a dead host. */
 const SETTLE_TIMEOUT_MS = 15_000;
 const CONSOLE_TIMEOUT_MS = 10_000;
+/** A handed-off settlement the primary refused or did not answer is sent again this often, as billing's own retries would (billing.ts). */
+const SETTLE_ATTEMPTS = 4;
+const SETTLE_RETRY_MS = 500;
 
 /** The primary's side: delivers workers' commands to the ledger. */
 export function serveLedgerOverIpc(channel: PrimaryChannel, ledger: Ledger): void {
@@ -66,6 +73,9 @@ export interface IpcLedgerOptions {
   holdLeaseMs: number;
   /** billing.allotment_calls: how many calls an allotment holds; 0, none (every call reserves through the primary). */
   allotmentCalls: number;
+  /** billing.flush_ms: above 0 a settlement is handed off (written to the pipe) rather than waited for. */
+  flushMs: number;
+  logger: Logger;
 }
 
 const OK: ReserveReply = { ok: true };
@@ -75,10 +85,12 @@ export class IpcLedgerClient implements LedgerClient {
   readonly owner = workerOwner(process.pid);
   private readonly beat: NodeJS.Timeout;
   private readonly allotments: Allotments;
+  /** Handed-off settlements whose answer has not come yet: close() waits for them. */
+  private readonly unanswered = new Set<Promise<void>>();
 
   constructor(
     private readonly channel: WorkerChannel,
-    options: IpcLedgerOptions,
+    private readonly options: IpcLedgerOptions,
   ) {
     // A third of the lease: two heartbeats can be lost or late before holds go.
     this.beat = setInterval(() => channel.send('ledger:beat', this.owner), Math.max(10, Math.floor(options.holdLeaseMs / 3)));
@@ -100,13 +112,37 @@ export class IpcLedgerClient implements LedgerClient {
     }
   }
 
-  // A call from an allotment is finished here only once its settlement is acknowledged, so a retry still names the allotment.
-  async settle(cmd: SettleCommand): Promise<void> {
+  settle(cmd: SettleCommand): Promise<void> {
+    const answered = this.settleAnswered(cmd);
+    if (this.options.flushMs === 0) return answered;
+    const behind = answered.catch((err: Error) => this.settleAgain(cmd, err)).finally(() => this.unanswered.delete(behind));
+    this.unanswered.add(behind);
+    return this.channel.written();
+  }
+
+  // A call from an allotment is finished here only once its settlement is answered, so a retry still names the allotment.
+  private async settleAnswered(cmd: SettleCommand): Promise<void> {
     const rid = cmd.usage.requestId;
     const from = this.allotments.taken(rid);
     const sent: SettleCommand = from === null ? cmd : { ...cmd, allotment: from.id };
     await this.channel.request('ledger:settle', sent, SETTLE_TIMEOUT_MS);
     this.allotments.finish(rid);
+  }
+
+  /** A handed-off settlement refused or unanswered: sent again (the actor applies a settlement once), then logged as lost. */
+  private async settleAgain(cmd: SettleCommand, first: Error): Promise<void> {
+    let err = first;
+    for (let attempt = 2; attempt <= SETTLE_ATTEMPTS && !err.message.endsWith('channel closed'); attempt++) {
+      await new Promise((r) => setTimeout(r, SETTLE_RETRY_MS * (attempt - 1)));
+      try {
+        return await this.settleAnswered(cmd);
+      } catch (e) {
+        err = e as Error;
+      }
+    }
+    // As billing's own give-up: the hold goes with its lease (or with this worker), the charge is lost; what an operator needs to redo it.
+    const u = cmd.usage;
+    this.options.logger.error({ rid: u.requestId, org: u.orgId, charged: u.chargedMicros, err: err.message }, 'billing: settlement not delivered');
   }
 
   async release(cmd: ReleaseCommand): Promise<void> {
@@ -138,6 +174,7 @@ export class IpcLedgerClient implements LedgerClient {
 
   async close(): Promise<void> {
     clearInterval(this.beat);
+    await Promise.allSettled([...this.unanswered]);
     this.allotments.close();
   }
 }

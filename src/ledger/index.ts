@@ -102,5 +102,10 @@ export function connectLedger(config: Config, channel: WorkerChannel): LedgerCli
       logger: createLogger(config.log_level, 'worker'),
     });
   }
-  return new IpcLedgerClient(channel, { holdLeaseMs: config.billing.hold_lease_ms, allotmentCalls: config.billing.allotment_calls });
+  return new IpcLedgerClient(channel, {
+    holdLeaseMs: config.billing.hold_lease_ms,
+    allotmentCalls: config.billing.allotment_calls,
+    flushMs: config.billing.flush_ms,
+    logger: createLogger(config.log_level, 'worker'),
+  });
 }

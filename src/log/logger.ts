@@ -1,6 +1,7 @@
 // pino, JSON to standard output. What may be logged: method, path, status,
 // timings, ids. Never a key, a header value, a prompt, an answer or a body.
 import { pino, type Logger } from 'pino';
+import { LineWriter } from './line-writer.js';
 
 export type { Logger };
 
@@ -12,11 +13,11 @@ export function createLogger(level: string, role: string): Logger {
       // A defence in depth: none of these are ever passed to the logger.
       redact: { paths: ['authorization', 'secret', 'key', 'body', 'prompt', 'messages', 'input'], remove: true },
     },
-    pino.destination({ dest: 1, sync: false }),
+    new LineWriter(1),
   );
 }
 
-/** Flushes an async destination before exit, so the last lines are not lost. */
+/** Writes what this turn has queued before exit, so the last lines are not lost. */
 export function flushLogger(logger: Logger): Promise<void> {
   return new Promise((resolve) => logger.flush(() => resolve()));
 }

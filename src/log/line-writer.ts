@@ -1,0 +1,98 @@
+// Where log lines go: standard output, written by the event loop itself once
+// per event-loop turn. pino's asynchronous destination hands every line to a
+// libuv thread (fs.write), which wakes that thread and then the loop again for
+// its completion: at a low request rate that is two context switches per
+// request log line, on a VM the dearest thing a request does
+// (docs/performance.md, "Wake-ups per call"). Here the lines of one turn go
+// out in one write(2) from the check phase (setImmediate), after the turn's
+// I/O callbacks, as the IPC outbox does. A destination that cannot take them
+// now (EAGAIN: a full pipe) gets them by an asynchronous write, never by a
+// sleep on the event loop; past MAX_BACKLOG_CHARS lines are dropped and
+// counted rather than held without bound.
+import { write as writeAsync, writeSync } from 'node:fs';
+
+/** What may wait for a slow destination: beyond it lines are dropped (and counted in the next line that gets through). */
+const MAX_BACKLOG_CHARS = 16 * 1024 * 1024;
+
+export class LineWriter {
+  private pending = '';
+  private scheduled = false;
+  /** An asynchronous write is in flight: the destination was full; nothing else is written until it returns. */
+  private waiting = false;
+  private dropped = 0;
+  private flushedCallbacks: Array<(err?: Error) => void> = [];
+
+  constructor(private readonly fd: number) {}
+
+  /** pino's stream interface: one serialized line, newline included. */
+  write(line: string): boolean {
+    if (this.pending.length > MAX_BACKLOG_CHARS) {
+      this.dropped++;
+      return false;
+    }
+    this.pending += line;
+    if (!this.scheduled && !this.waiting) {
+      this.scheduled = true;
+      setImmediate(this.flushTurn);
+    }
+    return true;
+  }
+
+  /** pino's logger.flush(cb): everything queued written, or given up on if the destination fails. */
+  flush(cb?: (err?: Error) => void): void {
+    if (cb !== undefined) this.flushedCallbacks.push(cb);
+    if (!this.waiting) this.flushTurn();
+  }
+
+  private readonly flushTurn = (): void => {
+    this.scheduled = false;
+    if (this.waiting) return;
+    if (this.dropped > 0) {
+      this.pending += `{"level":40,"time":${Date.now()},"pid":${process.pid},"msg":"log: ${this.dropped} lines dropped, standard output was not taking them"}\n`;
+      this.dropped = 0;
+    }
+    if (this.pending.length > 0) {
+      const data = Buffer.from(this.pending, 'utf8');
+      this.pending = '';
+      this.send(data);
+    }
+    if (!this.waiting) this.settled();
+  };
+
+  private send(data: Buffer): void {
+    let written = 0;
+    try {
+      written = writeSync(this.fd, data);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EAGAIN') return this.fail(err as Error);
+    }
+    if (written < data.length) this.sendLater(data.subarray(written));
+  }
+
+  private sendLater(data: Buffer): void {
+    this.waiting = true;
+    writeAsync(this.fd, data, (err, n) => {
+      if (err !== null && err.code !== 'EAGAIN') {
+        this.waiting = false;
+        return this.fail(err);
+      }
+      const rest = data.subarray(err === null ? n : 0);
+      if (rest.length > 0) return void setTimeout(() => this.sendLater(rest), 10);
+      this.waiting = false;
+      this.flushTurn();
+    });
+  }
+
+  /** Standard output is gone (closed pipe): nothing to tell, nowhere to tell it; the lines are dropped. */
+  private fail(err: Error): void {
+    this.pending = '';
+    this.settled(err);
+  }
+
+  private settled(err?: Error): void {
+    if (this.flushedCallbacks.length === 0) return;
+    const cbs = this.flushedCallbacks;
+    this.flushedCallbacks = [];
+    for (const cb of cbs) cb(err);
+  }
+}
