@@ -161,3 +161,30 @@ t.test('a stream reserved from an allotment is settled on its progress when its 
   const s = await h.call<Stats>('stats');
   t.same([s.openHolds, s.heldMicros, s.allotments], [0, 0, 0], 'nothing held after');
 });
+
+t.test('a settlement that has resolved survives its worker killed at once: every charge is in the books (flush_ms > 0 hands it off)', async (t) => {
+  const h = await startHarness(t, { store: 'embedded', workers: 2, env: { HOLD_LEASE_MS: '60000' } });
+  const credits = 1000 * C;
+  const orgId = await h.call<string>('createOrg', { id: randomUUID(), balance: credits, ...NO_QUOTA });
+  const N = 40;
+  const reserved = await h.worker<ReserveResult[]>(1, 'reserveMany', { list: args(orgId, 'die', N) });
+  const holds = reserved.filter((r): r is { ok: true; hold: Hold } => r.ok).map((r) => r.hold);
+  t.equal(holds.length, N, 'all reserved, most from worker 1\'s allotment');
+  // The worker SIGKILLs itself in the same turn its settlements resolve: before any answer from the primary can reach it.
+  await h.worker(1, 'settleManyThenDie', { list: holds.map((hold, i) => ({ hold, metered: metered(i) })) });
+  const rows = async (): Promise<number> =>
+    Number((await h.call<Array<{ n: string }>>('sql', { text: 'SELECT count(*) AS n FROM usage_records WHERE org_id = $1', params: [orgId] }))[0].n);
+  const stored = await until(async () => {
+    await h.worker(0, 'sync');
+    return (await rows()) === N;
+  }, 5000);
+  t.ok(stored, `every settled call has its usage row (${await rows()} of ${N})`);
+  const money = await books(h, orgId);
+  t.ok(money.charged > 0, 'charged');
+  t.equal(money.balance, credits - money.charged, 'balance = credits − sum(charged), to the micro');
+  t.equal(money.journal, money.balance, 'and = the sum of its journal');
+  const lost = await h.call<Array<{ n: string }>>('sql', { text: 'SELECT count(*) AS n FROM usage_records WHERE org_id = $1 AND (hold_expired OR outcome <> $2)', params: [orgId, 'completed'] });
+  t.equal(Number(lost[0].n), 0, 'none was voided or expired with the dead worker: each is the completed call it settled');
+  const after = await h.call<Stats>('stats');
+  t.same([after.openHolds, after.heldMicros, after.allotments], [0, 0, 0], 'nothing held afterwards');
+});
