@@ -30,7 +30,8 @@ class Outbox {
 
   constructor(
     private readonly open: () => boolean,
-    private readonly write: (m: Envelope) => void,
+    /** Sends one envelope; `sent` is called once it has left this process (written to the pipe), or failed to. */
+    private readonly write: (m: Envelope, sent: () => void) => void,
     private readonly lost: (queued: Envelope[]) => void,
   ) {}
 
@@ -45,7 +46,7 @@ class Outbox {
     return true;
   }
 
-  /** Resolves once what is queued now has been handed to the pipe (right away if nothing is). */
+  /** Resolves once what is queued now has been written to the pipe (right away if nothing is queued). */
   written(): Promise<void> {
     if (!this.scheduled) return Promise.resolve();
     return new Promise((resolve) => this.waiters.push(resolve));
@@ -57,9 +58,13 @@ class Outbox {
     const waiters = this.waiters;
     this.queue = [];
     this.waiters = [];
-    if (!this.open()) this.lost(queued);
-    else this.write(queued.length === 1 ? queued[0]! : { tg: 1, b: queued });
-    for (const w of waiters) w();
+    const sent = (): void => {
+      for (const w of waiters) w();
+    };
+    if (!this.open()) {
+      this.lost(queued);
+      sent();
+    } else this.write(queued.length === 1 ? queued[0]! : { tg: 1, b: queued }, sent);
   };
 }
 
@@ -160,7 +165,7 @@ abstract class Channel {
 export class WorkerChannel extends Channel {
   private readonly outbox = new Outbox(
     () => process.connected,
-    (m) => process.send!(m),
+    (m, sent) => process.send!(m, sent),
     (queued) => this.lost(queued),
   );
 
@@ -183,9 +188,10 @@ export class WorkerChannel extends Channel {
   }
 
   /**
-   * Resolves once every message sent so far is written to the pipe: from
-   * then on the primary reads it even if this process dies, and before it
-   * sees this worker disconnect.
+   * Resolves once every message sent so far is written to the pipe (Node
+   * calls back at once when the write went through, later if the pipe was
+   * full): from then on the primary reads it even if this process dies, and
+   * before it sees this worker disconnect.
    */
   written(): Promise<void> {
     return this.outbox.written();
@@ -205,7 +211,7 @@ export class PrimaryChannel extends Channel {
     if (outbox === undefined) {
       outbox = new Outbox(
         () => worker.isConnected(),
-        (e) => worker.send(e),
+        (e, sent) => worker.send(e, sent),
         (queued) => this.lost(queued),
       );
       this.outboxes.set(worker, outbox);
