@@ -59,7 +59,7 @@ async function worker(): Promise<void> {
   const orgId = process.env.BENCH_ORG!;
   const redisStore = process.env.BENCH_REDIS_STORE;
   const config = loadConfig({ LOG_LEVEL: 'warn', BILLING_FLUSH_MS: process.env.BENCH_FLUSH_MS, ...(redisStore ? { REDIS_URL, DATABASE_URL: redisStore } : {}) });
-  const ledger = connectLedger(config, channel);
+  const ledger = connectLedger(config, channel, logger);
   // The floor under each host: what one of its round trips costs with no ledger work at all.
   const redis = redisStore ? new Redis(REDIS_URL) : null;
   const floor = redis !== null ? () => redis.ping() : () => channel.request('bench:ping');

@@ -4,7 +4,7 @@
 import { join } from 'node:path';
 import { packageRoot } from '../src/config/paths.js';
 import type { LoadJob, LoadMessage, LoadResult } from './loadgen-job.js';
-import { cpuMs, cpuMsReaped, machineBusyMs, mainThreadCpuMs, pssBytes, rssBytes, Spawned } from './procs.js';
+import { contextSwitches, cpuMs, cpuMsReaped, machineBusyMs, mainThreadCpuMs, pssBytes, rssBytes, Spawned } from './procs.js';
 import type { ProcessRole, Target } from './targets.js';
 
 const RSS_SAMPLE_MS = 100;
@@ -55,6 +55,8 @@ export interface ProcessUse extends ProcessRole {
   cpuMs: number;
   /** Of cpuMs, what its main thread used (an HTTP worker's event loop; the rest is its pool and libuv threads). */
   mainThreadCpuMs: number;
+  /** Context switches of its threads during the job (procs.ts contextSwitches). */
+  contextSwitches: number;
   peakRssBytes: number;
 }
 
@@ -90,6 +92,7 @@ export async function measure(ctx: MeasureContext, target: Target, scenario: str
   const pids = [...new Set([...roles.map((r) => r.pid), ctx.simulatorPid])];
   const before = new Map<number, number>();
   const mainBefore = new Map<number, number>();
+  const switchesBefore = new Map<number, number>();
   const peak = new Map<number, number>();
   let peakTotal = 0;
   let timer: NodeJS.Timeout | null = null;
@@ -112,6 +115,7 @@ export async function measure(ctx: MeasureContext, target: Target, scenario: str
       for (const pid of pids) {
         before.set(pid, cpuOf(pid) ?? 0);
         mainBefore.set(pid, mainThreadCpuMs(pid) ?? 0);
+        switchesBefore.set(pid, contextSwitches(pid) ?? 0);
       }
       sampleRss();
       timer = setInterval(sampleRss, RSS_SAMPLE_MS);
@@ -127,6 +131,7 @@ export async function measure(ctx: MeasureContext, target: Target, scenario: str
   roles = [...roles, ...fresh];
   pids.push(...fresh.map((r) => r.pid));
   const used = (pid: number): number => Math.max(0, (cpuOf(pid) ?? before.get(pid) ?? 0) - (before.get(pid) ?? 0));
+  const switched = (pid: number): number => Math.max(0, (contextSwitches(pid) ?? switchesBefore.get(pid) ?? 0) - (switchesBefore.get(pid) ?? 0));
   const usedMain = (pid: number): number => Math.max(0, (mainThreadCpuMs(pid) ?? mainBefore.get(pid) ?? 0) - (mainBefore.get(pid) ?? 0));
   const self = process.cpuUsage(self0);
   const ours = pids.reduce((sum, pid) => sum + used(pid), 0) + result.cpuUserMs + result.cpuSystemMs + (self.user + self.system) / 1000;
@@ -137,7 +142,7 @@ export async function measure(ctx: MeasureContext, target: Target, scenario: str
     round,
     concurrency: job.concurrency,
     result,
-    processes: roles.map((r) => ({ ...r, cpuMs: used(r.pid), mainThreadCpuMs: usedMain(r.pid), peakRssBytes: peak.get(r.pid) ?? 0 })),
+    processes: roles.map((r) => ({ ...r, cpuMs: used(r.pid), mainThreadCpuMs: usedMain(r.pid), contextSwitches: switched(r.pid), peakRssBytes: peak.get(r.pid) ?? 0 })),
     peakTotalPssBytes: peakTotal,
     simulatorCpuMs: target.kind === 'direct' ? 0 : used(ctx.simulatorPid),
     otherCores: Math.round(otherCores * 100) / 100,

@@ -189,6 +189,24 @@ export function mainThreadCpuMs(pid: number): number | null {
   }
 }
 
+/**
+ * Context switches of a process's live threads, voluntary and not (each is a
+ * sleep and a wake-up, or a preemption); null once it is gone. A count, so
+ * steadier from run to run than CPU time on a VM whose speed drifts.
+ */
+export function contextSwitches(pid: number): number | null {
+  try {
+    let n = 0;
+    for (const tid of readdirSync(`/proc/${pid}/task`)) {
+      const status = readFileSync(`/proc/${pid}/task/${tid}/status`, 'latin1');
+      for (const m of status.matchAll(/ctxt_switches:\s+(\d+)/g)) n += Number(m[1]);
+    }
+    return n;
+  } catch {
+    return null;
+  }
+}
+
 /** cpuMs plus the CPU of its children that exited and were waited for (cutime + cstime). */
 export function cpuMsReaped(pid: number): number | null {
   try {

@@ -107,7 +107,7 @@ export function mixedTable(list: MixedCheck[]): string {
   );
 }
 
-/** CPU per request by process role, µs: where a target's CPU went (the workers' event loops apart from their threads). */
+/** CPU per request by process role, µs: where a target's CPU went (the workers' event loops apart from their threads); and the context switches per request of the primary and the workers. */
 export function roleTable(aggs: Aggregate[]): string {
   const us = (x: number | undefined): string => (x === undefined || !Number.isFinite(x) ? '–' : int(x));
   const rows = aggs
@@ -115,9 +115,11 @@ export function roleTable(aggs: Aggregate[]): string {
     .map((a) => {
       const r = a.cpuMsPerKByRole;
       const threads = r.worker === undefined || r['worker-loop'] === undefined ? undefined : r.worker - r['worker-loop'];
-      return [a.scenario, a.target, us(a.cpuMsPerK ?? undefined), us(r.primary), us(r.db), us(r.worker), us(r['worker-loop']), us(threads)];
+      const s = a.switchesPerCallByRole;
+      const sw = (x: number | undefined): string => (x === undefined || !Number.isFinite(x) ? '–' : x.toFixed(2));
+      return [a.scenario, a.target, us(a.cpuMsPerK ?? undefined), us(r.primary), us(r.db), us(r.worker), us(r['worker-loop']), us(threads), `${sw(s.primary)} / ${sw(s.worker)}`];
     });
-  return table(['scenario', 'target', 'all', 'primary', 'db', 'workers', 'of which event loops', 'of which other threads (pool, libuv)'], rows);
+  return table(['scenario', 'target', 'all', 'primary', 'db', 'workers', 'of which event loops', 'of which other threads (pool, libuv)', 'switches per call (primary / workers)'], rows);
 }
 
 export function skippedText(skipped: readonly SkippedScenario[]): string {

@@ -21,6 +21,8 @@ export interface Aggregate {
   cpuMsPerK: number | null;
   /** By role; for HTTP workers also `worker-loop`: their main threads alone (the event loop, without pool threads). */
   cpuMsPerKByRole: Record<string, number>;
+  /** Context switches per request by role (all of a role's processes and threads): how often a call puts something to sleep and wakes it, steadier than CPU time on a noisy VM. */
+  switchesPerCallByRole: Record<string, number>;
   /** The target's CPU over wall time: 1.0 = one core busy. */
   targetCores: number | null;
   /** Load generator + simulator CPU over wall time: near 1.0 means the load core, not the target, was the limit. */
@@ -61,6 +63,7 @@ export function aggregate(samples: Sample[], kinds: Map<string, TargetKind>): Ag
     let simCpu = 0;
     let targetCpu = 0;
     const roleCpu: Record<string, number> = {};
+    const roleSwitches: Record<string, number> = {};
     const peak: Record<string, number> = {};
     const count: Record<string, number> = {};
     let peakTotal = 0;
@@ -83,6 +86,7 @@ export function aggregate(samples: Sample[], kinds: Map<string, TargetKind>): Ag
       for (const p of s.processes) {
         targetCpu += p.cpuMs;
         roleCpu[p.role] = (roleCpu[p.role] ?? 0) + p.cpuMs;
+        roleSwitches[p.role] = (roleSwitches[p.role] ?? 0) + (p.contextSwitches ?? 0);
         if (p.role === 'worker') roleCpu['worker-loop'] = (roleCpu['worker-loop'] ?? 0) + (p.mainThreadCpuMs ?? 0);
         peak[p.role] = Math.max(peak[p.role] ?? 0, p.peakRssBytes);
       }
@@ -102,6 +106,7 @@ export function aggregate(samples: Sample[], kinds: Map<string, TargetKind>): Ag
       gap: first.result.gap ? gap.summary() : null,
       cpuMsPerK: known ? perK(targetCpu) : null,
       cpuMsPerKByRole: Object.fromEntries(Object.entries(roleCpu).map(([k, v]) => [k, perK(v)])),
+      switchesPerCallByRole: Object.fromEntries(Object.entries(roleSwitches).map(([k, v]) => [k, requests === 0 ? NaN : r2(v / requests)])),
       targetCores: known && elapsed > 0 ? r2(targetCpu / elapsed) : null,
       loadCores: elapsed > 0 ? r2((loadgenCpu + simCpu + (kinds.get(first.target) === 'direct' ? targetCpu : 0)) / elapsed) : 0,
       loadgenCpuMsPerK: perK(loadgenCpu),

@@ -13,7 +13,7 @@ import { hostname } from 'node:os';
 import type { ChangeBus } from '../bus/bus.js';
 import type { PrimaryChannel, WorkerChannel } from '../ipc/channel.js';
 import type { Config } from '../config/types.js';
-import { createLogger, type Logger } from '../log/logger.js';
+import type { Logger } from '../log/logger.js';
 import type { Pool } from '../store/pool.js';
 import { IpcLedgerClient, serveLedgerOverIpc } from './embedded-host.js';
 import { Ledger, type LedgerSettings, type LedgerStats } from './ledger.js';
@@ -88,7 +88,7 @@ export function startLedgerHost(config: Config, deps: LedgerHostDeps): LedgerHos
 }
 
 /** In a worker: the client of whichever host the primary runs. */
-export function connectLedger(config: Config, channel: WorkerChannel): LedgerClient {
+export function connectLedger(config: Config, channel: WorkerChannel, logger: Logger): LedgerClient {
   if (config.redis_url !== null && config.database_url !== null) {
     const instanceId = process.env[INSTANCE_ENV] || `${hostname()}-${process.ppid}`;
     return new RedisLedgerClient({
@@ -99,13 +99,13 @@ export function connectLedger(config: Config, channel: WorkerChannel): LedgerCli
       holdMaxMs: config.billing.hold_max_ms,
       flushMs: config.billing.flush_ms,
       databaseUrl: config.database_url,
-      logger: createLogger(config.log_level, 'worker'),
+      logger,
     });
   }
   return new IpcLedgerClient(channel, {
     holdLeaseMs: config.billing.hold_lease_ms,
     allotmentCalls: config.billing.allotment_calls,
     flushMs: config.billing.flush_ms,
-    logger: createLogger(config.log_level, 'worker'),
+    logger,
   });
 }

@@ -50,7 +50,7 @@ function full(scenario: string, target: string, kind: Aggregate['kind'], over: P
   const lat = { count: 1, mean: 1, p50: 1, p90: 1, p99: 2, max: 3 };
   return {
     scenario, target, kind, concurrency: 32, rounds: 1, requests: 1000, errors: 0, rps: 1000, latency: lat, ttfb: null, gap: null,
-    cpuMsPerK: 100, cpuMsPerKByRole: {}, targetCores: 1, loadCores: 0.5, loadgenCpuMsPerK: 10, peakRssByRole: {}, peakTotalBytes: 0,
+    cpuMsPerK: 100, cpuMsPerKByRole: {}, switchesPerCallByRole: {}, targetCores: 1, loadCores: 0.5, loadgenCpuMsPerK: 10, peakRssByRole: {}, peakTotalBytes: 0,
     processCount: {}, addedP50: null, addedP99: null, vsBare: null, vsDirect: null, ...over,
   };
 }
