@@ -90,9 +90,9 @@ async function suite(t: Test, pool: Pool): Promise<void> {
   t.same([...(await store.writeBatch([odd], [charge(orgId, 'r-lone', 10)], ['t:lone']))], ['charge:r-lone'], 'a batch with one is written whole');
   t.equal((await store.loadAccount(orgId))!.balance, 10_000_000 - 4000 + 5 - 10);
 
-  // A flush must not scan the journal: with 20,000 more entries (a size at which PostgreSQL's
-  // planner judged that cheaper than probing the key for the old statement), no part of the batch
-  // statement scans ledger_entries (before 2026-11-25 its retry check did, on every flush).
+  // A flush must not cost more as the journal grows: with 20,000 more entries (a size at which PostgreSQL's planner judged scanning the whole
+  // journal cheaper than probing its key for the old statement), no part of the
+  // batch statement scans ledger_entries (before 2026-11-25 its retry check did, on every flush).
   const big = randomUUID();
   await createOrganization(pool, big, 'Long history', 0);
   await pool.query(
