@@ -185,6 +185,10 @@ t.test('a settlement that has resolved survives its worker killed at once: every
   t.equal(money.journal, money.balance, 'and = the sum of its journal');
   const lost = await h.call<Array<{ n: string }>>('sql', { text: 'SELECT count(*) AS n FROM usage_records WHERE org_id = $1 AND (hold_expired OR outcome <> $2)', params: [orgId, 'completed'] });
   t.equal(Number(lost[0].n), 0, 'none was voided or expired with the dead worker: each is the completed call it settled');
+  // The worker kills itself when its settlements resolve, which may be after the primary has written them: wait for its end.
+  await h.call('exited', { index: 1 });
+  const freed = await until(async () => (await h.call<Stats>('stats')).allotments === 0, 2000);
   const after = await h.call<Stats>('stats');
+  t.ok(freed, 'its allotment went with it');
   t.same([after.openHolds, after.heldMicros, after.allotments], [0, 0, 0], 'nothing held afterwards');
 });
