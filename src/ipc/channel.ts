@@ -68,6 +68,13 @@ class Outbox {
   };
 }
 
+/** A request that cannot be answered because the channel to the peer is closed: sending it again cannot help. */
+export class ChannelClosed extends Error {
+  constructor(type: string | undefined) {
+    super(`ipc ${type}: channel closed`);
+  }
+}
+
 interface Pending {
   resolve: (v: any) => void;
   reject: (e: Error) => void;
@@ -135,7 +142,7 @@ abstract class Channel {
       if (!send({ tg: 1, t: type, id, p: payload })) {
         clearTimeout(timer);
         this.pending.delete(id);
-        reject(new Error(`ipc ${type}: channel closed`));
+        reject(new ChannelClosed(type));
       }
     });
   }
@@ -147,7 +154,7 @@ abstract class Channel {
       if (p === undefined) continue;
       this.pending.delete(m.id!);
       clearTimeout(p.timer);
-      p.reject(new Error(`ipc ${m.t}: channel closed`));
+      p.reject(new ChannelClosed(m.t));
     }
   }
 

@@ -14,7 +14,7 @@
 // measured to cost the primary more than it saved, docs/billing.md.)
 import cluster from 'node:cluster';
 import { Allotments } from './allotments.js';
-import type { PrimaryChannel, WorkerChannel } from '../ipc/channel.js';
+import { ChannelClosed, type PrimaryChannel, type WorkerChannel } from '../ipc/channel.js';
 import type { Logger } from '../log/logger.js';
 import type { Ledger } from './ledger.js';
 import type {
@@ -132,7 +132,7 @@ export class IpcLedgerClient implements LedgerClient {
   /** A handed-off settlement refused or unanswered: sent again (the actor applies a settlement once), then logged as lost. */
   private async settleAgain(cmd: SettleCommand, first: Error): Promise<void> {
     let err = first;
-    for (let attempt = 2; attempt <= SETTLE_ATTEMPTS && !err.message.endsWith('channel closed'); attempt++) {
+    for (let attempt = 2; attempt <= SETTLE_ATTEMPTS && !(err instanceof ChannelClosed); attempt++) {
       await new Promise((r) => setTimeout(r, SETTLE_RETRY_MS * (attempt - 1)));
       try {
         return await this.settleAnswered(cmd);
