@@ -27,6 +27,8 @@ interface Pending {
   tag: string;
   /** When it was queued (ms since epoch): the flush lag an operator sees. */
   at: number;
+  /** A write that carried it failed without saying whether it committed: the next one looks for it by its tag. */
+  sent: boolean;
   done: () => void;
 }
 
@@ -68,7 +70,7 @@ export class Journal {
   /** Queues a usage row and its charge; resolves once they are written (or dropped as unwritable). */
   append(usage: UsageRow, entry: Entry | null): Promise<void> {
     return new Promise((done) => {
-      this.queue.push({ usage, entry, tag: `${this.epoch}:${++this.seq}`, at: Date.now(), done });
+      this.queue.push({ usage, entry, tag: `${this.epoch}:${++this.seq}`, at: Date.now(), sent: false, done });
       this.schedule(this.flushMs);
     });
   }
@@ -93,11 +95,17 @@ export class Journal {
     }, delayMs);
   }
 
+  // Only what is queued when the write starts: rows that come while it is in
+  // flight set their own timer (append), so under load the store sees one
+  // statement per flush_ms, not one after the other as fast as it answers.
   private async writeQueued(): Promise<void> {
-    while (this.queue.length > 0) {
-      const take = this.queue.splice(0, MAX_BATCH);
+    let left = this.queue.length;
+    while (left > 0 && this.queue.length > 0) {
+      const take = this.queue.splice(0, Math.min(MAX_BATCH, left));
+      left -= take.length;
       const failed = await this.tryWrite(take);
       if (failed !== null) {
+        for (const p of failed.rest) p.sent = true;
         this.queue.unshift(...failed.rest);
         this.retryMs = Math.min(RETRY_MAX_MS, Math.max(RETRY_MIN_MS, this.retryMs * 2));
         if (this.retryMs === RETRY_MIN_MS || this.retryMs === RETRY_MAX_MS) {
@@ -148,6 +156,7 @@ export class Journal {
       take.map((p) => p.usage),
       entries,
       tags,
+      !take.some((p) => p.sent),
     );
     for (const e of entries) this.onStored(e, stored.has(e.id) ? 'inserted' : 'duplicate');
     for (const p of take) p.done();

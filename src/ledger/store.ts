@@ -31,8 +31,10 @@ export interface LedgerStore {
    * entries that are now stored by this write: inserted now, or by an earlier
    * attempt carrying the same writer tag (its answer was lost). An entry
    * already stored by anyone else (a repeated settlement) is not in the set.
+   * `firstAttempt`: no entry of this batch was sent before, so there is no
+   * earlier attempt to look for.
    */
-  writeBatch(usage: UsageRow[], entries: Entry[], tags: string[]): Promise<Set<string>>;
+  writeBatch(usage: UsageRow[], entries: Entry[], tags: string[], firstAttempt?: boolean): Promise<Set<string>>;
   /** A credit (its last entry) with any forfeit before it; null when written, or what the earlier credit of the same id was. */
   writeCredit(entries: Entry[]): Promise<StoredCredit | null>;
 }
@@ -80,8 +82,10 @@ WITH e AS (${INSERT_ENTRIES}
 ), ${applyEntries('')}
 SELECT id FROM e
 UNION ALL
--- Other sub-statements do not see the rows e inserts: these are earlier attempts of this very write.
-SELECT l.id FROM ledger_entries l JOIN json_to_recordset($1::json) AS w(id text, writer text) ON l.id = w.id AND l.writer = w.writer`;
+-- Other sub-statements do not see the rows e inserts: these are earlier attempts of this very write. $3 false (a
+-- first attempt: there is none) skips the join, which PostgreSQL plans as a scan of the whole journal.
+SELECT l.id FROM ledger_entries l JOIN json_to_recordset($1::json) AS w(id text, writer text) ON l.id = w.id AND l.writer = w.writer
+WHERE $3::bool`;
 
 // A package credit may set the expiry; it moves only if the credit was inserted.
 const WRITE_CREDIT = `
@@ -139,9 +143,10 @@ export class PgLedgerStore implements LedgerStore {
     return out;
   }
 
-  async writeBatch(usage: UsageRow[], entries: Entry[], tags: string[]): Promise<Set<string>> {
+  async writeBatch(usage: UsageRow[], entries: Entry[], tags: string[], firstAttempt = false): Promise<Set<string>> {
     // Named: each connection parses and plans this large statement once, not on every flush.
-    const { rows } = await this.pool.query<{ id: string }>({ name: 'ledger_write_batch', text: WRITE_BATCH, values: [entriesJson(entries, tags), pgJson(usage)] });
+    const values = [entriesJson(entries, tags), pgJson(usage), !firstAttempt];
+    const { rows } = await this.pool.query<{ id: string }>({ name: 'ledger_write_batch', text: WRITE_BATCH, values });
     return new Set(rows.map((r) => r.id));
   }
 

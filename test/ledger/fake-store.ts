@@ -39,12 +39,13 @@ export class FakeStore implements LedgerStore {
     return out;
   }
 
-  private insert(entries: Entry[], tags: Array<string | null>): Set<string> {
+  /** As PgLedgerStore: a first attempt does not look for an earlier one (`lookForEarlier` false). */
+  private insert(entries: Entry[], tags: Array<string | null>, lookForEarlier = true): Set<string> {
     const stored = new Set<string>();
     entries.forEach((e, i) => {
       const prior = this.entries.get(e.id);
       if (prior !== undefined) {
-        if (tags[i] !== null && prior.writer === tags[i]) stored.add(e.id);
+        if (lookForEarlier && tags[i] !== null && prior.writer === tags[i]) stored.add(e.id);
         return;
       }
       this.entries.set(e.id, { ...e, writer: tags[i] });
@@ -57,7 +58,7 @@ export class FakeStore implements LedgerStore {
     return stored;
   }
 
-  async writeBatch(usage: UsageRow[], entries: Entry[], tags: string[]): Promise<Set<string>> {
+  async writeBatch(usage: UsageRow[], entries: Entry[], tags: string[], firstAttempt = false): Promise<Set<string>> {
     this.writes++;
     if (this.gate !== null) await this.gate;
     const fail = this.failNext;
@@ -65,7 +66,7 @@ export class FakeStore implements LedgerStore {
     if (fail === 'connection') throw new Error('connection terminated');
     if (fail === 'data' || usage.some((u) => this.poison.has(u.requestId))) throw Object.assign(new Error('bad data'), { code: '22003' });
     for (const u of usage) if (!this.usage.has(u.requestId)) this.usage.set(u.requestId, { ...u });
-    const stored = this.insert(entries, tags);
+    const stored = this.insert(entries, tags, !firstAttempt);
     if (fail === 'lost-answer') throw new Error('connection lost after commit');
     return stored;
   }

@@ -223,6 +223,30 @@ t.test('flush_ms > 0: settle is acknowledged from memory and written within the 
   t.equal(store.usage.size, 1, 'written within flush_ms');
 });
 
+t.test('flush_ms > 0: settlements that come during a write wait for their own flush, not for the write to end', async (t) => {
+  const store = new FakeStore();
+  store.addOrg(ORG, 100 * C);
+  const { ledger } = makeLedger(store, { flushMs: 150 });
+  t.teardown(() => ledger.close());
+  for (let i = 0; i < 11; i++) await ledger.reserve({ requestId: `g${i}`, orgId: ORG, funding: 'balance', amount: C, owner: 'w' });
+  let open!: () => void;
+  store.gate = new Promise((r) => (open = r));
+  await ledger.settle({ usage: usage('g0', 10, C) });
+  await sleep(200); // the first flush is in its write, held by the gate
+  t.equal(store.writes, 1);
+  for (let i = 1; i < 11; i++) await ledger.settle({ usage: usage(`g${i}`, 10, C) });
+  const queuedAt = Date.now();
+  store.gate = null;
+  open();
+  await sleep(20);
+  t.equal(store.writes, 1, 'the write ended and the ten queued behind it were not sent at once (the store would see a statement per write time)');
+  t.equal(store.usage.size, 1);
+  while (store.usage.size < 11 && Date.now() - queuedAt < 1000) await sleep(5);
+  t.equal(store.usage.size, 11, 'the ten were written together');
+  t.equal(store.writes, 2);
+  t.ok(Date.now() - queuedAt <= 150 + 60, `within flush_ms of when they came (${Date.now() - queuedAt} ms)`);
+});
+
 t.test('a repeat the memory has forgotten is checked against the store and never counted', async (t) => {
   const store = new FakeStore();
   store.addOrg(ORG, 10 * C);

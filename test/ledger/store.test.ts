@@ -48,6 +48,9 @@ async function suite(t: Test, pool: Pool): Promise<void> {
   // A retry of the same write (its answer lost): recognised by its tags, nothing moves twice.
   const again = await store.writeBatch(rows, [charge(orgId, 'r1', 1500), charge(orgId, 'r3', 2500)], ['t:1', 't:3']);
   t.same([...again].sort(), ['charge:r1', 'charge:r3']);
+  // A first attempt does not look for an earlier one (the journal says so when no write carried its rows before).
+  const first = await store.writeBatch(rows, [charge(orgId, 'r1', 1500), charge(orgId, 'r3', 2500)], ['t:1', 't:3'], true);
+  t.same([...first], [], 'a first attempt finds no earlier attempt of its own');
   // A genuine repeat (another write's tags): not stored, nothing moves.
   const repeat = await store.writeBatch([usage('r1', 1500, 5000, 'balance', orgId)], [charge(orgId, 'r1', 1500)], ['t:99']);
   t.same([...repeat], []);
