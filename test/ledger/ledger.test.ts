@@ -244,7 +244,8 @@ t.test('flush_ms > 0: settlements that come during a write wait for their own fl
   while (store.usage.size < 11 && Date.now() - queuedAt < 1000) await sleep(5);
   t.equal(store.usage.size, 11, 'the ten were written together');
   t.equal(store.writes, 2);
-  t.ok(Date.now() - queuedAt <= 150 + 60, `within flush_ms of when they came (${Date.now() - queuedAt} ms)`);
+  // Generous for a loaded machine's late timers: it checks that their own timer wrote them, not some later event.
+  t.ok(Date.now() - queuedAt <= 150 + 200, `within flush_ms of when they came (${Date.now() - queuedAt} ms)`);
 });
 
 t.test('a repeat the memory has forgotten is checked against the store and never counted', async (t) => {
