@@ -56,8 +56,3 @@ export function formatMoney(micros: number | bigint): string {
   if (fraction.length < 2) fraction = fraction.padEnd(2, '0');
   return `${sign}${abs / per}.${fraction}`;
 }
-
-/** Cost of `tokens` at `perMtok` micros per million tokens, rounded up to a whole micro. */
-export function tokenCost(tokens: number, perMtok: number): number {
-  return Math.ceil((tokens * perMtok) / 1_000_000);
-}
