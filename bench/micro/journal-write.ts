@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Entry } from '../../src/ledger/actor.js';
+import type { Entry } from '../../src/ledger/records.js';
 import { createOrganization } from '../../src/organizations/store.js';
 import type { UsageRow } from '../../src/ledger/protocol.js';
 import { PgLedgerStore } from '../../src/ledger/store.js';

@@ -7,69 +7,10 @@
 // (pending), settle posts part of it and voids the rest, release voids it,
 // and a hold whose lease runs out is voided by the host.
 import { MAX_MICROS, type Funding } from '../money/money.js';
+import { ActorAllotments } from './actor-allotments.js';
 import { RequestQuota } from './quota.js';
-import type { AccountView, Allotted, AllotmentWant, ReserveCommand, ReserveReply, UsageRow } from './protocol.js';
-
-export interface HoldRecord {
-  readonly orgId: string;
-  readonly requestId: string;
-  readonly funding: Funding;
-  /** Fixed for a call's hold; an allotment's grows with each grant and shrinks as its calls settle. */
-  amount: number;
-  readonly owner: string;
-  readonly createdAt: number;
-  /** A worker's allotment (allotments.ts), not one call's hold: its id is the allotment's. */
-  readonly allotment?: true;
-  /** A call's hold carved from an allotment (OrgActor.carve). */
-  readonly carved?: true;
-  /** The last progress its stream reported: what it settles on if its owner dies (ProgressCommand). */
-  progress?: UsageRow;
-}
-
-/** A movement of money, as the journal stores it. Charges are negative. */
-export interface Entry {
-  id: string;
-  orgId: string;
-  kind: 'opening' | 'credit' | 'charge' | 'forfeit';
-  funding: Funding;
-  amount: number;
-  requestId: string | null;
-  expiresAt: string | null;
-  note: string | null;
-}
-
-/** An organization row as the store reads it. */
-export interface AccountRow {
-  balance: number;
-  package: number;
-  packageExpiresAt: number | null;
-  quotaPerSecond: number | null;
-  quotaPerMinute: number | null;
-  /** Which of the entries asked about the journal held when this row was read (its balance counts them). */
-  journaled?: ReadonlySet<string>;
-}
-
-/** What the store said of one charge the actor applied: written by this write, already there (another writer's), or refused. */
-export type WriteResult = 'inserted' | 'duplicate' | 'dropped';
-
-export interface QuotaDefaults {
-  perSecond: number;
-  perMinute: number;
-}
-
-/** The journal entry of a settlement's charge; its id makes a repeated settlement a no-op in the store. */
-export function chargeEntry(usage: UsageRow): Entry {
-  return {
-    id: 'charge:' + usage.requestId,
-    orgId: usage.orgId,
-    kind: 'charge',
-    funding: usage.funding,
-    amount: -usage.chargedMicros,
-    requestId: usage.requestId,
-    expiresAt: null,
-    note: null,
-  };
-}
+import type { AccountView, ReserveCommand, ReserveReply, UsageRow } from './protocol.js';
+import { chargeEntry, type AccountRow, type Entry, type HoldRecord, type QuotaDefaults, type WriteResult } from './records.js';
 
 /**
  * How long (and how many) settled request ids are remembered, so a repeated
@@ -80,16 +21,6 @@ export function chargeEntry(usage: UsageRow): Entry {
  */
 const SETTLED_MEMORY_MS = 60_000;
 const SETTLED_MEMORY_MAX = 100_000;
-
-/**
- * An allotment grant takes at most this share of what is free (money, and
- * what either quota window has left), so a few workers' allotments never
- * take all of it; and after any refusal no allotment is granted for
- * ALLOT_FROZEN_MS: an organization near a limit is served call by call, and
- * its refusals are exact (Ledger.reserve recalls the allotments first).
- */
-const ALLOT_SHARE = 1 / 8;
-const ALLOT_FROZEN_MS = 1000;
 
 export class OrgActor {
   balance = 0;
@@ -117,12 +48,8 @@ export class OrgActor {
   private readonly quota = new RequestQuota(1, 1);
   private ownQuotaSecond = false;
   private ownQuotaMinute = false;
-  /** No allotment is granted before this time (ms): see ALLOT_FROZEN_MS. */
-  private allotFrozenUntil = 0;
-  /** Open allotments among `holds`. */
-  allotments = 0;
-  /** Open holds carved from an allotment among `holds` (created before they were inserted: see Ledger.sweep). */
-  carved = 0;
+  /** Workers' allotments among `holds`, and the calls carved from them (actor-allotments.ts). */
+  readonly allotments = new ActorAllotments(this, this.quota);
 
   constructor(
     readonly orgId: string,
@@ -165,9 +92,9 @@ export class OrgActor {
     if (this.closed.has(cmd.requestId)) return { ok: false, code: 'closed' };
     if (cmd.allot?.refund) this.quota.refund(cmd.allot.refund.second, cmd.allot.refund.slots);
     const reply = this.hold(cmd, now, admitted);
-    if (!reply.ok) this.allotFrozenUntil = now + ALLOT_FROZEN_MS;
+    if (!reply.ok) this.allotments.refused(now);
     else if (cmd.allot !== undefined) {
-      const allotted = this.allot(cmd, cmd.allot, now);
+      const allotted = this.allotments.grant(cmd, cmd.allot, now);
       if (allotted !== null) return { ok: true, allotted };
     }
     return reply;
@@ -198,96 +125,6 @@ export class OrgActor {
   }
 
   /**
-   * Grants what it can of `want` to the worker's allotment, after the call's
-   * own hold: money only as much as is free (at most ALLOT_SHARE of it, and
-   * at least this call's amount, or none), admissions as ALLOT_SHARE of what
-   * both windows have left. Both or nothing: money without admissions (or
-   * the reverse) would sit unused. Null: nothing granted.
-   */
-  private allot(cmd: ReserveCommand, want: AllotmentWant, now: number): Allotted | null {
-    if (now < this.allotFrozenUntil || want.slots < 1) return null;
-    const existing = this.holds.get(want.id);
-    if (existing !== undefined && (existing.allotment !== true || existing.owner !== cmd.owner || existing.funding !== cmd.funding)) return null;
-    if (existing === undefined && this.closed.has(want.id)) return null; // retired: never reopened
-    // A package that expires is spent call by call: the actor alone sees the moment it does.
-    if (cmd.funding === 'package' && this.packageExpiresAt !== null) return null;
-    let money = 0;
-    if (want.money > 0) {
-      const free = cmd.funding === 'balance' ? this.balance - this.heldBalance : this.package - this.heldPackage;
-      money = Math.min(want.money, Math.floor(free * ALLOT_SHARE));
-      if (money < cmd.amount || money <= 0) return null;
-    }
-    const slots = this.quota.admitMany(now, want.slots, ALLOT_SHARE);
-    if (slots === 0) return null;
-    let hold = existing;
-    if (hold === undefined) {
-      hold = { orgId: this.orgId, requestId: want.id, funding: cmd.funding, amount: 0, owner: cmd.owner, createdAt: now, allotment: true };
-      this.holds.set(want.id, hold);
-      this.allotments++;
-    }
-    hold.amount += money;
-    if (hold.funding === 'balance') this.heldBalance += money;
-    else this.heldPackage += money;
-    return { money, slots, second: Math.floor(now / 1000) };
-  }
-
-  /** No allotment is granted for ALLOT_FROZEN_MS from `now` (an account view is being read). */
-  freezeAllotments(now: number): void {
-    this.allotFrozenUntil = Math.max(this.allotFrozenUntil, now + ALLOT_FROZEN_MS);
-  }
-
-  /** The allotment `id`, if open here. */
-  allotment(id: string): HoldRecord | null {
-    const hold = this.holds.get(id);
-    return hold?.allotment === true ? hold : null;
-  }
-
-  /**
-   * A call reserved from allotment `id` settled or was released: what it
-   * took leaves the allotment's hold (the settlement charges it). False if
-   * the allotment is not open here (voided with its owner, or never known).
-   */
-  spend(id: string, amount: number): boolean {
-    const hold = this.allotment(id);
-    if (hold === null) return false;
-    const take = Math.min(Math.max(0, amount), hold.amount);
-    hold.amount -= take;
-    if (hold.funding === 'balance') this.heldBalance -= take;
-    else this.heldPackage -= take;
-    return true;
-  }
-
-  /**
-   * A call reserved from allotment `id` becomes a hold of its own (its
-   * stream reported progress, or the allotment retires while it runs): the
-   * money moves from one hold to the other. Null when there is nothing to
-   * carve (the call is already a hold, or closed, or the allotment is gone).
-   */
-  carve(id: string, requestId: string, amount: number, createdAt: number): HoldRecord | null {
-    const from = this.allotment(id);
-    if (from === null || this.holds.has(requestId) || this.closed.has(requestId)) return null;
-    const take = Math.min(Math.max(0, amount), from.amount);
-    from.amount -= take;
-    const hold: HoldRecord = { orgId: this.orgId, requestId, funding: from.funding, amount: take, owner: from.owner, createdAt, carved: true };
-    this.holds.set(requestId, hold);
-    this.carved++;
-    return hold;
-  }
-
-  /**
-   * The worker stopped spending allotment `id` (carve its calls in progress
-   * first): its unused admissions leave the quota's windows, the rest of its
-   * money is free again, and the id is never reopened (a grant to it still
-   * on its way is refused). The allotment's hold, or null if none was open.
-   */
-  retire(id: string, unused: { second: number; slots: number }, now: number): HoldRecord | null {
-    this.lastUsed = now;
-    this.quota.refund(unused.second, unused.slots);
-    this.close(id, now);
-    return this.allotment(id) !== null ? this.unhold(id) : null;
-  }
-
-  /**
    * Posts the charge and voids the rest of the hold. Null for a repeat. The
    * whole charge is posted even when it is above the hold (the supplier
    * reported more than the bound): the part above is the usage row's
@@ -304,7 +141,7 @@ export class OrgActor {
     this.close(usage.requestId, now);
     const hold = this.unhold(usage.requestId);
     // A call its worker reserved from an allotment is held there until now.
-    const fromAllotment = hold === null && allotment !== null && this.spend(allotment, usage.reservedMicros);
+    const fromAllotment = hold === null && allotment !== null && this.allotments.spend(allotment, usage.reservedMicros);
     usage.holdExpired = hold === null && !fromAllotment;
     const held = hold !== null ? hold.amount : usage.reservedMicros;
     // A charge that is not a whole number of micros is a fault upstream: take what was held, never NaN or a fraction.
@@ -333,7 +170,7 @@ export class OrgActor {
   /** Voids a hold without charging (a call reserved from an allotment gives back what it took there). */
   release(requestId: string, now: number, allotment: { id: string; amount: number } | null = null): HoldRecord | null {
     this.lastUsed = now;
-    if (allotment !== null && !this.holds.has(requestId) && !this.closed.has(requestId)) this.spend(allotment.id, allotment.amount);
+    if (allotment !== null && !this.holds.has(requestId) && !this.closed.has(requestId)) this.allotments.spend(allotment.id, allotment.amount);
     this.close(requestId, now);
     return this.unhold(requestId);
   }
@@ -352,12 +189,13 @@ export class OrgActor {
     return this.unhold(requestId);
   }
 
-  private unhold(requestId: string): HoldRecord | null {
+  /** Takes the hold out of `holds` and what it held out of the held money (also an allotment's retirement: actor-allotments.ts). */
+  unhold(requestId: string): HoldRecord | null {
     const hold = this.holds.get(requestId);
     if (hold === undefined) return null;
     this.holds.delete(requestId);
-    if (hold.allotment === true) this.allotments--;
-    if (hold.carved === true) this.carved--;
+    if (hold.allotment === true) this.allotments.open--;
+    if (hold.carved === true) this.allotments.carved--;
     if (hold.funding === 'balance') this.heldBalance -= hold.amount;
     else this.heldPackage -= hold.amount;
     return hold;
@@ -454,7 +292,8 @@ export class OrgActor {
     }
   }
 
-  private close(requestId: string, now: number): void {
+  /** Remembers `requestId` as settled or released (or an allotment as retired: actor-allotments.ts), so a repeat is a no-op. */
+  close(requestId: string, now: number): void {
     this.closed.set(requestId, now);
     if (this.closed.size > SETTLED_MEMORY_MAX + 1000) this.prune(now);
   }
@@ -472,7 +311,7 @@ export class OrgActor {
       heldPackage: this.heldPackage,
       packageExpiresAt: this.packageExpiresAt === null ? null : new Date(this.packageExpiresAt).toISOString(),
       packageExpired: this.packageExpired(now),
-      openHolds: this.holds.size - this.allotments,
+      openHolds: this.holds.size - this.allotments.open,
       quotaPerSecond: this.quota.perSecond,
       quotaPerMinute: this.quota.perMinute,
       quotaPerSecondIsDefault: !this.ownQuotaSecond,

@@ -15,10 +15,10 @@
 // Admissions are counted in the actor's quota when granted, for the current
 // wall-clock second only; those unused when the second ends go back (with the
 // next request, or at retirement). Grants are small shares of what is free
-// (actor.ts ALLOT_SHARE) and stop near a limit, and a refusal is only given
-// once the organization's allotments are back (Ledger.reserve recalls them),
-// so a balance or a quota spread over many workers refuses no call that the
-// actor alone would have admitted.
+// (actor-allotments.ts ALLOT_SHARE) and stop near a limit, and a refusal is
+// only given once the organization's allotments are back (Ledger.reserve
+// recalls them), so a balance or a quota spread over many workers refuses no
+// call that the actor alone would have admitted.
 import type { Funding } from '../money/money.js';
 import type { AllotmentWant, Allotted, ReserveRequest, RetiredCommand } from './protocol.js';
 

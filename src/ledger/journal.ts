@@ -11,8 +11,8 @@
 // logged, and its charge undone in memory so memory and store agree.
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '../log/logger.js';
-import type { Entry, WriteResult } from './actor.js';
 import type { UsageRow } from './protocol.js';
+import type { Entry, WriteResult } from './records.js';
 import type { LedgerStore } from './store.js';
 
 /** Rows per statement: keeps one write's parameters and lock time bounded. */

@@ -8,9 +8,10 @@
 // not at all. A younger one cannot have been stored by anyone else, and takes
 // no round trip. The checks of one event-loop turn share one store read.
 import type { Logger } from '../log/logger.js';
-import { chargeEntry, type AccountRow, type OrgActor } from './actor.js';
+import type { OrgActor } from './actor.js';
 import type { Journal } from './journal.js';
 import type { UsageRow } from './protocol.js';
+import { chargeEntry, type AccountRow } from './records.js';
 import type { LedgerStore } from './store.js';
 
 export const SETTLE_CHECK_AFTER_MS = 500;

@@ -6,8 +6,8 @@
 // more lease (the owner may only have been cut off, and then settles it
 // itself), then is due to be settled on its last progress as an 'interrupted'
 // usage row (docs/billing.md, "Interrupted streams"). Pure bookkeeping: the
-// ledger decides what lapsing means for the money (ledger.ts sweep).
-import type { HoldRecord } from './actor.js';
+// ledger decides what lapsing means for the money (expiry.ts).
+import type { HoldRecord } from './records.js';
 
 interface Owner {
   lastBeat: number;

@@ -5,15 +5,17 @@
 //
 // Holds end when their owner's lease lapses (leases.ts says who holds what),
 // and never outlive billing.hold_max_ms, so a call that never settles cannot
-// keep money held while its worker lives on.
+// keep money held while its worker lives on (expiry.ts says how they end).
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '../log/logger.js';
-import { OrgActor, type Entry, type HoldRecord } from './actor.js';
+import { OrgActor } from './actor.js';
+import { Expiry } from './expiry.js';
 import { Journal } from './journal.js';
 import { LateChecks, SETTLE_CHECK_AFTER_MS } from './late-checks.js';
 import { Leases } from './leases.js';
 import { Recalls } from './recalls.js';
 import type { AccountView, CreditCommand, CreditReply, LedgerCore, ReleaseCommand, ProgressCommand, ReserveCommand, ReserveReply, RetiredCommand, SettleCommand } from './protocol.js';
+import type { Entry, HoldRecord } from './records.js';
 import { isCheckViolation, type LedgerStore } from './store.js';
 
 export interface LedgerSettings {
@@ -71,16 +73,11 @@ export class Ledger implements LedgerCore {
   private readonly sweeper: NodeJS.Timeout;
   private readonly reconciler: NodeJS.Timeout;
   private lastSlowSweep = 0;
-  /** ms between sweeps: a hold is voided up to one sweep early so that none is ever older than hold_max_ms. */
-  private readonly sweepEveryMs: number;
+  private readonly expiry: Expiry;
   private rechecking: Promise<void> = Promise.resolve();
-  private progressSettled = 0;
-  /** Holds being settled on their progress right now (a store read away): the sweep leaves them alone. */
-  private readonly settlingOnProgress = new Set<string>();
   private overdraftMicros = 0;
   private overdraftSettlements = 0;
   private readonly lateChecks: LateChecks;
-  private expiredHolds = 0;
   /** Told of every hold voided by its lease or maximum age (the Redis host drops it from its mirror). */
   onHoldExpired: ((hold: HoldRecord) => void) | null = null;
   /** Allotments asked back from their workers (the host sets how: `recalls.recaller`). */
@@ -97,8 +94,8 @@ export class Ledger implements LedgerCore {
     });
     this.leases = new Leases(settings.holdLeaseMs);
     this.lateChecks = new LateChecks(store, this.journal, logger, clock);
-    this.sweepEveryMs = Math.min(1000, Math.max(20, Math.floor(settings.holdLeaseMs / 4)));
-    this.sweeper = setInterval(() => this.sweep(), this.sweepEveryMs);
+    this.expiry = new Expiry(this, this.actors, this.leases, this.recalls, settings, logger, clock);
+    this.sweeper = setInterval(() => this.sweep(), this.expiry.sweepEveryMs);
     this.sweeper.unref();
     this.reconciler = setInterval(() => void this.reconcile().catch(() => {}), RECONCILE_MS);
     this.reconciler.unref();
@@ -108,7 +105,7 @@ export class Ledger implements LedgerCore {
     const actor = this.actors.get(cmd.orgId) ?? (await this.activate(cmd.orgId));
     if (actor === null) return { ok: false, code: 'unknown_organization' };
     let reply = this.hold(actor, cmd);
-    if (!reply.ok && (reply.code === 'rate_limited' || reply.code === 'insufficient_funds') && actor.allotments > 0) {
+    if (!reply.ok && (reply.code === 'rate_limited' || reply.code === 'insufficient_funds') && actor.allotments.open > 0) {
       // What workers hold in allotments may be what this call lacks: a refusal counts only once they are back.
       await this.recalls.all(actor);
       reply = this.hold(actor, cmd, reply.code === 'insufficient_funds');
@@ -122,7 +119,7 @@ export class Ledger implements LedgerCore {
     const reply = actor.reserve(cmd, now, admitted);
     if (reply.ok) {
       this.leases.add(actor.holds.get(cmd.requestId)!, now);
-      if (reply.allotted !== undefined) this.leases.add(actor.allotment(cmd.allot!.id)!, now);
+      if (reply.allotted !== undefined) this.leases.add(actor.allotments.get(cmd.allot!.id)!, now);
     }
     return reply;
   }
@@ -138,10 +135,10 @@ export class Ledger implements LedgerCore {
     if (actor !== null) {
       const now = this.clock();
       for (const call of cmd.inFlight) {
-        const hold = actor.carve(cmd.id, call.requestId, call.amount, call.startedAt);
+        const hold = actor.allotments.carve(cmd.id, call.requestId, call.amount, call.startedAt);
         if (hold !== null) this.leases.add(hold, now);
       }
-      const allotment = actor.retire(cmd.id, cmd.unused, now);
+      const allotment = actor.allotments.retire(cmd.id, cmd.unused, now);
       if (allotment !== null) this.leases.drop(allotment);
     }
     this.recalls.gone(cmd.id);
@@ -179,7 +176,7 @@ export class Ledger implements LedgerCore {
     if (actor === undefined) return null;
     if (cmd.allotment !== undefined) {
       // A stream reserved from an allotment: from its first progress on it is a hold of its own, so that it is settled on its progress if its worker dies.
-      const carved = actor.carve(cmd.allotment.id, cmd.usage.requestId, cmd.allotment.amount, cmd.allotment.startedAt);
+      const carved = actor.allotments.carve(cmd.allotment.id, cmd.usage.requestId, cmd.allotment.amount, cmd.allotment.startedAt);
       if (carved !== null) this.leases.add(carved, this.clock());
     }
     return actor.progress(cmd.usage);
@@ -228,14 +225,14 @@ export class Ledger implements LedgerCore {
   /**
    * Recalls the organization's allotments first, so that what it shows held
    * is what its calls in progress hold; none is granted from now until the
-   * view is read (OrgActor.freezeAllotments), or one granted to a call
+   * view is read (ActorAllotments.freeze), or one granted to a call
    * arriving meanwhile would show.
    */
   async account(orgId: string): Promise<AccountView | null> {
     const actor = this.actors.get(orgId) ?? (await this.activate(orgId));
     if (actor === null) return null;
-    actor.freezeAllotments(this.clock());
-    if (actor.allotments > 0) await this.recalls.all(actor);
+    actor.allotments.freeze(this.clock());
+    if (actor.allotments.open > 0) await this.recalls.all(actor);
     return actor.view(this.clock());
   }
 
@@ -276,20 +273,9 @@ export class Ledger implements LedgerCore {
     this.leases.beat(owner, this.clock());
   }
 
-  /**
-   * The owner's process is known to be gone (the embedded host saw its
-   * worker's IPC channel close, after every message it sent): its holds go
-   * now instead of a lease later; one whose stream reported progress is
-   * settled on it (it cannot settle itself any more).
-   */
+  /** The owner's process is known to be gone: its holds end now, not a lease later (Expiry.ownerGone). */
   ownerGone(id: string): void {
-    const holds = this.leases.forget(id);
-    for (const hold of holds) {
-      if (hold.progress !== undefined) void this.settleOnProgress(hold);
-      else this.expire(hold, 'lease');
-      if (hold.allotment === true) this.recalls.gone(hold.requestId);
-    }
-    if (holds.length > 0) this.logger.warn({ owner: id, holds: holds.length }, 'ledger: owner exited; its holds were released or settled on their progress');
+    this.expiry.ownerGone(id);
   }
 
   /** The write carrying this request's settlement, while it is queued; undefined once written (or when there was none). */
@@ -327,8 +313,8 @@ export class Ledger implements LedgerCore {
     let heldMicros = 0;
     let oldest = Infinity;
     for (const a of this.actors.values()) {
-      openHolds += a.holds.size - a.allotments;
-      allotments += a.allotments;
+      openHolds += a.holds.size - a.allotments.open;
+      allotments += a.allotments.open;
       heldMicros += a.heldBalance + a.heldPackage;
       for (const hold of a.holds.values()) if (hold.allotment !== true) oldest = Math.min(oldest, hold.createdAt);
     }
@@ -336,13 +322,13 @@ export class Ledger implements LedgerCore {
       actors: this.actors.size,
       owners: this.leases.ownerCount,
       openHolds,
-      expiredHolds: this.expiredHolds,
+      expiredHolds: this.expiry.expiredHolds,
       heldMicros,
       backlog: this.journal.backlog,
       flushLagMs: this.journal.lagMs(this.clock()),
       overdraftMicros: this.overdraftMicros,
       overdraftSettlements: this.overdraftSettlements,
-      progressSettled: this.progressSettled,
+      progressSettled: this.expiry.progressSettled,
       oldestHoldMs: oldest === Infinity ? 0 : Math.max(0, this.clock() - oldest),
       allotments,
     };
@@ -355,69 +341,18 @@ export class Ledger implements LedgerCore {
     await this.journal.close();
   }
 
-  /** Releases the holds of owners whose lease ran out and of holds past their maximum age; evicts idle actors. */
+  /** Ends the holds of owners whose lease ran out and of holds past their maximum age (expiry.ts); evicts idle actors. */
   sweep(): void {
     const now = this.clock();
-    const lapsed = this.leases.lapse(now, (owner, holds) => this.logger.warn({ owner, holds }, 'ledger: owner stopped renewing; its holds were released'));
-    for (const hold of lapsed.voided) this.expire(hold, 'lease');
-    for (const hold of lapsed.due) void this.settleOnProgress(hold);
-    // Holds are voided by age one sweep early, so that none is ever older than
-    // hold_max_ms between two sweeps. Each sweep looks at each organization's
-    // holds oldest first (a Map keeps insertion order, which is creation order
-    // but for adopted holds) and stops at the first young one; the slow sweep
-    // looks at all of them, and so does every sweep at an organization with
-    // calls carved from an allotment (they start before they are inserted).
+    this.expiry.lapse(now);
     const slow = now - this.lastSlowSweep >= SLOW_SWEEP_MS;
     if (slow) this.lastSlowSweep = now;
-    const voidBefore = now + this.sweepEveryMs - this.settings.holdMaxMs;
     for (const [orgId, actor] of this.actors) {
-      for (const hold of actor.holds.values()) {
-        if (hold.createdAt > voidBefore) {
-          if (slow || actor.carved > 0) continue;
-          break;
-        }
-        if (this.settlingOnProgress.has(hold.requestId)) continue;
-        // An orphan (its owner gone) is settled on its last progress now rather than a lease later; any other
-        // hold is voided, and its owner's settlement, when it comes, still charges (OrgActor.settle).
-        const orphan = this.leases.takeOrphan(hold.requestId);
-        this.leases.drop(hold);
-        if (orphan) void this.settleOnProgress(hold);
-        else this.expire(hold, 'max_age');
-      }
+      this.expiry.ageOut(actor, now, slow);
       if (!slow) continue;
       actor.prune(now);
       if (actor.idle(now, ACTOR_IDLE_MS)) this.actors.delete(orgId);
     }
-  }
-
-  /** The owner never came back: the hold is settled on what its stream last reported (checked: a previous owner may have done it). */
-  private async settleOnProgress(hold: HoldRecord): Promise<void> {
-    const actor = this.actors.get(hold.orgId);
-    if (actor?.holds.get(hold.requestId) !== hold || hold.progress === undefined || this.settlingOnProgress.has(hold.requestId)) return;
-    this.settlingOnProgress.add(hold.requestId);
-    try {
-      const now = this.clock();
-      await this.settle({ usage: { ...hold.progress, finishedAt: now, totalMs: Math.max(0, now - hold.createdAt) }, check: true });
-      this.progressSettled++;
-      this.logger.warn({ rid: hold.requestId, org: hold.orgId, owner: hold.owner, charged: hold.progress.chargedMicros }, 'ledger: owner gone mid-stream; settled on its last progress');
-      await this.written(hold.requestId);
-      this.onHoldExpired?.(hold);
-    } catch (err) {
-      this.logger.error({ rid: hold.requestId, err: (err as Error).message }, 'ledger: settling on progress failed; the hold expires');
-      this.expire(hold, 'lease');
-    } finally {
-      this.settlingOnProgress.delete(hold.requestId);
-    }
-  }
-
-  private expire(hold: HoldRecord, why: 'lease' | 'max_age'): void {
-    if (this.actors.get(hold.orgId)?.expire(hold.requestId) == null) return;
-    if (hold.allotment === true) return; // its owner is gone: what it held is free again, no call's hold lapsed
-    this.expiredHolds++;
-    this.onHoldExpired?.(hold);
-    // A lease lapsing is routine (a worker died); a hold reaching its maximum age is a call that never settled: say so.
-    if (why === 'max_age') this.logger.warn({ rid: hold.requestId, org: hold.orgId, owner: hold.owner, ageMs: this.clock() - hold.createdAt }, 'ledger: hold voided at billing.hold_max_ms');
-    else this.logger.debug({ rid: hold.requestId, org: hold.orgId, why }, 'ledger: hold expired');
   }
 
   /** One load per organization, however many commands arrive while it runs. */

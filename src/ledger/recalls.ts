@@ -18,7 +18,7 @@ export class Recalls {
 
   /** Recalls every open allotment of the organization; resolves once all are retired, or after RECALL_WAIT_MS. */
   all(actor: OrgActor): Promise<void> {
-    if (actor.allotments === 0 || this.recaller === null) return Promise.resolve();
+    if (actor.allotments.open === 0 || this.recaller === null) return Promise.resolve();
     const waits: Promise<void>[] = [];
     for (const hold of actor.holds.values()) {
       if (hold.allotment !== true) continue;

@@ -3,8 +3,8 @@
 // json_to_recordset): atomic without an explicit transaction, one round trip per flush.
 import type { Funding } from '../money/money.js';
 import type { Pool } from '../store/pool.js';
-import type { AccountRow, Entry } from './actor.js';
 import type { UsageRow } from './protocol.js';
+import type { AccountRow, Entry } from './records.js';
 import { isUuid } from '../store/uuid.js';
 
 export interface StoredCredit {

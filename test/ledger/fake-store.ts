@@ -1,8 +1,8 @@
 // An in-memory LedgerStore with the same semantics as the SQL one (entries
 // unique by id, balances moved only by inserted entries, writer tags
 // recognised on retry), plus switches to make writes fail or wait.
-import type { AccountRow, Entry } from '../../src/ledger/actor.js';
 import type { UsageRow } from '../../src/ledger/protocol.js';
+import type { AccountRow, Entry } from '../../src/ledger/records.js';
 import type { LedgerStore, StoredCredit } from '../../src/ledger/store.js';
 
 interface StoredEntry extends Entry {

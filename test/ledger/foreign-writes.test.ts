@@ -4,8 +4,8 @@
 // checked after every step, not only once a reconcile has run: counted once,
 // never twice, never missing.
 import t, { type Test } from 'tap';
-import { chargeEntry } from '../../src/ledger/actor.js';
 import { SETTLE_CHECK_AFTER_MS } from '../../src/ledger/ledger.js';
+import { chargeEntry } from '../../src/ledger/records.js';
 import { FakeStore } from './fake-store.js';
 import { FakeClock, makeLedger, ORG, usage } from './helpers.js';
 

@@ -4,7 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import t, { type Test } from 'tap';
-import type { Entry } from '../../src/ledger/actor.js';
+import type { Entry } from '../../src/ledger/records.js';
 import { listUsage } from '../../src/console/usage-store.js';
 import { createOrganization, readOrganization, updateOrganization } from '../../src/organizations/store.js';
 import { PgLedgerStore } from '../../src/ledger/store.js';

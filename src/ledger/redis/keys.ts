@@ -11,8 +11,8 @@
 //   instances    sorted set: live instances (score: Redis time of their last tick)
 //   beats        sorted set: hold owners (worker processes) and their last heartbeat
 //   reply:<owner> pub/sub channel: answers to one worker's commands
-import type { HoldRecord } from '../actor.js';
 import type { UsageRow } from '../protocol.js';
+import type { HoldRecord } from '../records.js';
 
 /**
  * Fixed: every instance must agree on it, and changing it while commands are

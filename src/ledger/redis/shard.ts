@@ -11,9 +11,9 @@
 // again: idempotent by request id, so nothing is charged twice or lost.
 import type { Redis } from 'ioredis';
 import type { Logger } from '../../log/logger.js';
-import type { HoldRecord } from '../actor.js';
 import type { Ledger } from '../ledger.js';
 import type { CreditCommand, ProgressCommand, ReleaseCommand, ReserveCommand, SettleCommand } from '../protocol.js';
+import type { HoldRecord } from '../records.js';
 import { redisConnection, sleep } from './connection.js';
 import { decodeHold, encodeHold, GROUP, type Envelope, type RedisKeys } from './keys.js';
 import { Outbox } from './outbox.js';

@@ -3,7 +3,7 @@
 // acknowledged, and end with memory and store agreeing: nothing charged twice,
 // nothing lost, a dead owner's holds released one lease after adoption.
 import t from 'tap';
-import type { HoldRecord } from '../../../src/ledger/actor.js';
+import type { HoldRecord } from '../../../src/ledger/records.js';
 import { FakeStore } from '../fake-store.js';
 import { FakeClock, makeLedger, ORG, SETTINGS, sleep, usage } from '../helpers.js';
 
