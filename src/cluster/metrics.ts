@@ -30,6 +30,8 @@ export function watchLedger(metrics: Metrics, host: LedgerHost): void {
       ledger_overdraft_settlements_total: s.overdraftSettlements,
       ledger_expired_holds_total: s.expiredHolds,
       ledger_progress_settlements_total: s.progressSettled,
+      ledger_store_behind_waits_total: s.storeWaits,
+      ledger_store_behind_refusals_total: s.storeRefusals,
     };
     if (s.shardsOwned !== undefined) {
       out.ledger_shards_owned = s.shardsOwned;

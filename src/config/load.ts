@@ -31,6 +31,7 @@ export const ENV_SETTINGS: ReadonlyArray<readonly [string, string]> = [
   ['HEAP_SEMI_SPACE_MB', 'memory.semi_space_mb'],
   ['HEAP_GROWING_PERCENT', 'memory.heap_growing_percent'],
   ['BILLING_FLUSH_MS', 'billing.flush_ms'],
+  ['JOURNAL_MAX_LAG_MS', 'billing.journal_max_lag_ms'],
   ['HOLD_LEASE_MS', 'billing.hold_lease_ms'],
   ['QUOTA_PER_SECOND', 'billing.quota_per_second'],
   ['QUOTA_PER_MINUTE', 'billing.quota_per_minute'],
@@ -109,6 +110,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   // Instances share one ledger through Redis only if they also share its store: the embedded PostgreSQL is one machine's.
   if (config.redis_url !== null && config.database_url === null) {
     throw new ConfigError(`config: redis_url needs database_url: every instance sharing a Redis ledger must use the same PostgreSQL${fromEnv.has('/redis_url') ? ' (from REDIS_URL)' : ''}`);
+  }
+  // Every row waits up to flush_ms by design: a bound under twice that would hold reservations back on a healthy store.
+  const b = config.billing;
+  if (b.journal_max_lag_ms < 2 * b.flush_ms) {
+    throw new ConfigError(`config: billing.journal_max_lag_ms (${b.journal_max_lag_ms}) must be at least twice billing.flush_ms (${b.flush_ms})`);
   }
   if (config.workers === 0) config.workers = availableParallelism();
   config.data_dir = resolve(config.data_dir);

@@ -15,6 +15,8 @@ export interface Config {
   memory: { semi_space_mb: number; heap_growing_percent: number };
   billing: {
     flush_ms: number;
+    /** Past this lag of the journal, new reservations wait for the store (src/ledger/ledger.ts, reserve). */
+    journal_max_lag_ms: number;
     hold_lease_ms: number;
     hold_max_ms: number;
     quota_per_second: number;

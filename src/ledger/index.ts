@@ -54,6 +54,7 @@ export function ledgerSettings(config: Config): LedgerSettings {
   const b = config.billing;
   return {
     flushMs: b.flush_ms,
+    journalMaxLagMs: b.journal_max_lag_ms,
     holdLeaseMs: b.hold_lease_ms,
     holdMaxMs: b.hold_max_ms,
     quotaPerSecond: b.quota_per_second,

@@ -9,6 +9,12 @@
 // queued and not yet written. A row the store refuses as malformed is written
 // alone so it cannot hold back the others; if it still fails, it is dropped,
 // logged, and its charge undone in memory so memory and store agree.
+//
+// What it does not do is refuse a row: a settlement is money already spent.
+// When the store falls behind (slow, away, or starved of CPU by the calls
+// themselves), the ledger holds back new reservations instead (behind() and
+// caughtUp(), used by Ledger.reserve), so the backlog, and what a crash of
+// the host could lose, stays bounded by billing.journal_max_lag_ms.
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '../log/logger.js';
 import type { UsageRow } from './protocol.js';
@@ -41,8 +47,19 @@ function isDataError(err: unknown): boolean {
   return typeof code === 'string' && (code.startsWith('22') || code.startsWith('23'));
 }
 
+/** A reservation waiting for the journal to catch up (Ledger.reserve). */
+interface CatchUp {
+  maxLagMs: number;
+  resolve: (caughtUp: boolean) => void;
+  timer: NodeJS.Timeout;
+}
+
 export class Journal {
   private queue: Pending[] = [];
+  /** Rows in the write in flight, and when the oldest of them was queued. */
+  private writing = 0;
+  private writingSince = 0;
+  private catchUps: CatchUp[] = [];
   private timer: NodeJS.Timeout | null = null;
   private lock: Promise<unknown> = Promise.resolve();
   private retryMs = 0;
@@ -57,14 +74,60 @@ export class Journal {
     private readonly onStored: StoredCallback,
   ) {}
 
-  /** Rows waiting to be written. */
+  /** Rows not yet written: queued, and in the write in flight. */
   get backlog(): number {
-    return this.queue.length;
+    return this.queue.length + this.writing;
   }
 
-  /** How long the oldest queued row has waited (0: nothing queued). */
+  /** How long the oldest row not yet written has waited (0: none). */
   lagMs(now: number): number {
-    return this.queue.length === 0 ? 0 : Math.max(0, now - this.queue[0].at);
+    const oldest = this.oldestAt();
+    return oldest === null ? 0 : Math.max(0, now - oldest);
+  }
+
+  /** Whether the oldest row not yet written has waited longer than `maxLagMs`. */
+  behind(maxLagMs: number): boolean {
+    const oldest = this.oldestAt();
+    return oldest !== null && Date.now() - oldest > maxLagMs;
+  }
+
+  /** The rows in flight were queued before any still queued (a failed write puts them back in front). */
+  private oldestAt(): number | null {
+    if (this.writing > 0) return this.writingSince;
+    return this.queue.length === 0 ? null : this.queue[0].at;
+  }
+
+  /**
+   * Resolves true once no queued row has waited longer than `maxLagMs`
+   * (checked after each write, the only thing that shortens the queue), or
+   * false when `waitMs` passes first.
+   */
+  caughtUp(maxLagMs: number, waitMs: number): Promise<boolean> {
+    if (!this.behind(maxLagMs)) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const waiter: CatchUp = {
+        maxLagMs,
+        resolve,
+        timer: setTimeout(() => {
+          this.catchUps = this.catchUps.filter((w) => w !== waiter);
+          resolve(false);
+        }, waitMs),
+      };
+      this.catchUps.push(waiter);
+    });
+  }
+
+  private wakeCaughtUp(): void {
+    if (this.catchUps.length === 0) return;
+    const still: CatchUp[] = [];
+    for (const w of this.catchUps) {
+      if (this.behind(w.maxLagMs)) still.push(w);
+      else {
+        clearTimeout(w.timer);
+        w.resolve(true);
+      }
+    }
+    this.catchUps = still;
   }
 
   /** Queues a usage row and its charge; resolves once they are written (or dropped as unwritable). */
@@ -103,7 +166,11 @@ export class Journal {
     while (left > 0 && this.queue.length > 0) {
       const take = this.queue.splice(0, Math.min(MAX_BATCH, left));
       left -= take.length;
-      const failed = await this.tryWrite(take);
+      this.writing = take.length;
+      this.writingSince = take[0].at;
+      const failed = await this.tryWrite(take); // never rejects
+      this.writing = 0;
+      this.wakeCaughtUp();
       if (failed !== null) {
         for (const p of failed.rest) p.sent = true;
         this.queue.unshift(...failed.rest);

@@ -20,6 +20,8 @@ import { isCheckViolation, type LedgerStore } from './store.js';
 
 export interface LedgerSettings {
   flushMs: number;
+  /** billing.journal_max_lag_ms: past this, new reservations wait for the store (see reserve). */
+  journalMaxLagMs: number;
   holdLeaseMs: number;
   holdMaxMs: number;
   quotaPerSecond: number;
@@ -30,6 +32,14 @@ export interface LedgerSettings {
 const ACTOR_IDLE_MS = 120_000;
 /** flush_ms = 0 waits for the write, but not forever: a store outage must not hang every call. */
 const DURABLE_WAIT_MAX_MS = 10_000;
+/**
+ * How long a reservation waits for a journal that is behind before it is
+ * refused (a 503 to the caller): under the workers' 3 s reservation timeout,
+ * so the caller gets an answer rather than a timeout.
+ */
+const STORE_BEHIND_WAIT_MS = 2000;
+/** A store that stays behind under load is logged this often, with the counts since start, not once per wait. */
+const STORE_BEHIND_LOG_EVERY_MS = 10_000;
 /** How often idle actors are evicted, and every hold (not only each organization's oldest) checked against billing.hold_max_ms. */
 const SLOW_SWEEP_MS = 5000;
 /**
@@ -61,6 +71,9 @@ export interface LedgerStats {
   oldestHoldMs: number;
   /** Workers' open allotments (allotments.ts), apart from openHolds; their money is in heldMicros. */
   allotments: number;
+  /** Reservations held back because the journal was behind billing.journal_max_lag_ms, and those of them refused (503), since start. */
+  storeWaits: number;
+  storeRefusals: number;
 }
 
 export class Ledger implements LedgerCore {
@@ -77,6 +90,10 @@ export class Ledger implements LedgerCore {
   private rechecking: Promise<void> = Promise.resolve();
   private overdraftMicros = 0;
   private overdraftSettlements = 0;
+  /** Reservations that waited for a journal behind billing.journal_max_lag_ms, and those refused after waiting. */
+  private storeWaits = 0;
+  private storeRefusals = 0;
+  private storeBehindLoggedAt = -Infinity;
   private readonly lateChecks: LateChecks;
   /** Told of every hold voided by its lease or maximum age (the Redis host drops it from its mirror). */
   onHoldExpired: ((hold: HoldRecord) => void) | null = null;
@@ -102,6 +119,10 @@ export class Ledger implements LedgerCore {
   }
 
   async reserve(cmd: ReserveCommand): Promise<ReserveReply> {
+    // Backpressure: while the store writes settlements more slowly than calls
+    // make them, admitting more calls would only grow the backlog (and what a
+    // crash could lose) without bound. Settlements are never held back.
+    if (this.journal.behind(this.settings.journalMaxLagMs)) await this.waitForStore();
     const actor = this.actors.get(cmd.orgId) ?? (await this.activate(cmd.orgId));
     if (actor === null) return { ok: false, code: 'unknown_organization' };
     let reply = this.hold(actor, cmd);
@@ -111,6 +132,21 @@ export class Ledger implements LedgerCore {
       reply = this.hold(actor, cmd, reply.code === 'insufficient_funds');
     }
     return reply;
+  }
+
+  private async waitForStore(): Promise<void> {
+    this.storeWaits++;
+    const now = Date.now();
+    if (now - this.storeBehindLoggedAt >= STORE_BEHIND_LOG_EVERY_MS) {
+      this.storeBehindLoggedAt = now;
+      this.logger.warn(
+        { backlog: this.journal.backlog, lagMs: this.journal.lagMs(now), waits: this.storeWaits, refused: this.storeRefusals },
+        'ledger: the store is behind; new reservations wait for it',
+      );
+    }
+    if (await this.journal.caughtUp(this.settings.journalMaxLagMs, STORE_BEHIND_WAIT_MS)) return;
+    this.storeRefusals++;
+    throw new Error(`ledger: the store is ${this.journal.lagMs(Date.now())} ms behind with ${this.journal.backlog} settlements; reservation refused`);
   }
 
   private hold(actor: OrgActor, cmd: ReserveCommand, admitted = false): ReserveReply {
@@ -331,6 +367,8 @@ export class Ledger implements LedgerCore {
       progressSettled: this.expiry.progressSettled,
       oldestHoldMs: oldest === Infinity ? 0 : Math.max(0, this.clock() - oldest),
       allotments,
+      storeWaits: this.storeWaits,
+      storeRefusals: this.storeRefusals,
     };
   }
 

@@ -36,6 +36,8 @@ const SERIES: Record<string, [type: 'gauge' | 'counter' | 'summary', help: strin
   ledger_journal_flush_lag_seconds: ['gauge', 'How long the oldest waiting settlement has waited.'],
   ledger_overdraft_micros_total: ['counter', 'Money charged above holds (usage rows\' overdraft) by the ledger here, in micros.'],
   ledger_overdraft_settlements_total: ['counter', 'Settlements charged above their hold by the ledger here.'],
+  ledger_store_behind_waits_total: ['counter', 'Reservations held back because the journal was behind billing.journal_max_lag_ms.'],
+  ledger_store_behind_refusals_total: ['counter', 'Reservations refused (503) after waiting for a journal that stayed behind.'],
   ledger_expired_holds_total: ['counter', 'Holds released by their lease or maximum age without a settlement.'],
   ledger_progress_settlements_total: ['counter', 'Holds settled on their stream\'s last progress after their owner died (outcome interrupted).'],
   ledger_shards_owned: ['gauge', 'Redis ledger: shards this instance owns now.'],

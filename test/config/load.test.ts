@@ -34,6 +34,11 @@ t.test('a bad value names the setting and the variable', async (t) => {
   t.throws(() => loadConfig({ DATABASE_URL: 'mysql://x' }), /config: database_url .*\(from DATABASE_URL\)/);
 });
 
+t.test('the lag bound of the journal must leave room for the flush interval', async (t) => {
+  t.throws(() => loadConfig({ BILLING_FLUSH_MS: '1500' }), new ConfigError('config: billing.journal_max_lag_ms (1000) must be at least twice billing.flush_ms (1500)'));
+  t.equal(loadConfig({ BILLING_FLUSH_MS: '1500', JOURNAL_MAX_LAG_MS: '3000' }).billing.journal_max_lag_ms, 3000);
+});
+
 t.test('TOLLGATE_CONFIG file merges over the defaults; an unknown setting is refused', async (t) => {
   const dir = t.testdir({});
   const good = join(dir, 'good.json');

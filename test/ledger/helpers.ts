@@ -8,7 +8,7 @@ import { createLogger } from '../../src/log/logger.js';
 export const ORG = '11111111-1111-4111-8111-111111111111';
 export const T0 = 1_700_000_000_000;
 
-export const SETTINGS: LedgerSettings = { flushMs: 20, holdLeaseMs: 1000, holdMaxMs: 60_000, quotaPerSecond: 1000, quotaPerMinute: 100_000 };
+export const SETTINGS: LedgerSettings = { flushMs: 20, journalMaxLagMs: 1000, holdLeaseMs: 1000, holdMaxMs: 60_000, quotaPerSecond: 1000, quotaPerMinute: 100_000 };
 
 export class FakeClock {
   constructor(public now = T0) {}

@@ -248,6 +248,53 @@ t.test('flush_ms > 0: settlements that come during a write wait for their own fl
   t.ok(Date.now() - queuedAt <= 150 + 200, `within flush_ms of when they came (${Date.now() - queuedAt} ms)`);
 });
 
+t.test('a journal behind billing.journal_max_lag_ms holds new reservations until the store catches up; settlements go on', async (t) => {
+  const store = new FakeStore();
+  store.addOrg(ORG, 100 * C);
+  const { ledger } = makeLedger(store, { flushMs: 20, journalMaxLagMs: 150 });
+  t.teardown(() => ledger.close());
+  for (let i = 0; i < 3; i++) await ledger.reserve({ requestId: `b${i}`, orgId: ORG, funding: 'balance', amount: C, owner: 'w' });
+  let open!: () => void;
+  store.gate = new Promise((r) => (open = r));
+  await ledger.settle({ usage: usage('b0', 10, C) });
+  await sleep(250); // its write is held by the gate: the oldest row has waited longer than 150 ms
+  await ledger.settle({ usage: usage('b1', 10, C) });
+  t.pass('a settlement is taken while the journal is behind');
+  let answered = false;
+  const held = ledger.reserve({ requestId: 'late', orgId: ORG, funding: 'balance', amount: C, owner: 'w' }).then((r) => ((answered = true), r));
+  await sleep(100);
+  t.notOk(answered, 'a new reservation waits while the store is behind');
+  t.equal(ledger.stats().storeWaits, 1);
+  store.gate = null;
+  open();
+  t.same(await held, { ok: true }, 'and goes through once the write returns');
+  t.equal(ledger.stats().storeRefusals, 0);
+  t.same(await ledger.reserve({ requestId: 'next', orgId: ORG, funding: 'balance', amount: C, owner: 'w' }), { ok: true }, 'no wait once caught up');
+  t.equal(ledger.stats().storeWaits, 1);
+});
+
+t.test('a journal that stays behind: the held reservation is refused after 2 s, and nothing of it is held', async (t) => {
+  const store = new FakeStore();
+  store.addOrg(ORG, 100 * C);
+  const { ledger } = makeLedger(store, { flushMs: 20, journalMaxLagMs: 150 });
+  t.teardown(() => ledger.close());
+  await ledger.reserve({ requestId: 'c0', orgId: ORG, funding: 'balance', amount: C, owner: 'w' });
+  let open!: () => void;
+  store.gate = new Promise((r) => (open = r));
+  await ledger.settle({ usage: usage('c0', 10, C) });
+  await sleep(200);
+  const started = Date.now();
+  await t.rejects(ledger.reserve({ requestId: 'refused', orgId: ORG, funding: 'balance', amount: C, owner: 'w' }), /the store is \d+ ms behind/);
+  t.ok(Date.now() - started >= 1900, `refused after waiting ~2 s (${Date.now() - started} ms)`);
+  t.equal(ledger.stats().storeRefusals, 1);
+  t.equal((await ledger.account(ORG))!.heldBalance, 0, 'the refused reservation holds nothing');
+  store.gate = null;
+  open();
+  await sleep(100);
+  t.same(await ledger.reserve({ requestId: 'after', orgId: ORG, funding: 'balance', amount: C, owner: 'w' }), { ok: true }, 'reservations go through once the store has caught up');
+  t.equal(store.usage.size, 1, 'the settlement was written');
+});
+
 t.test('a repeat the memory has forgotten is checked against the store and never counted', async (t) => {
   const store = new FakeStore();
   store.addOrg(ORG, 10 * C);

@@ -15,7 +15,7 @@ import { scrape } from './scrape.js';
 const db = await testDatabase(t);
 if (db !== null) {
   const sim = await startSimulator({ instances: ['alpha', 'beta'] });
-  const gw = await startGateway({ env: { DATABASE_URL: db, SIMULATOR_URL: sim.url, ADMIN_TOKEN, BILLING_FLUSH_MS: '1500' }, workers: 2 });
+  const gw = await startGateway({ env: { DATABASE_URL: db, SIMULATOR_URL: sim.url, ADMIN_TOKEN, BILLING_FLUSH_MS: '1500', JOURNAL_MAX_LAG_MS: '5000' }, workers: 2 });
   t.teardown(async () => {
     await gw.stop();
     await sim.close();

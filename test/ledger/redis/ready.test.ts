@@ -19,7 +19,7 @@ import { Redis } from 'ioredis';
 /** What the host publishes (organization changes) is not this test's subject: a bus that carries nothing. */
 const QUIET_BUS: ChangeBus = { publish: async () => {}, subscribe: () => {}, close: async () => {} };
 
-const SETTINGS = { flushMs: 100, holdLeaseMs: 15_000, holdMaxMs: 3_600_000, quotaPerSecond: 1000, quotaPerMinute: 100_000 };
+const SETTINGS = { flushMs: 100, journalMaxLagMs: 1000, holdLeaseMs: 15_000, holdMaxMs: 3_600_000, quotaPerSecond: 1000, quotaPerMinute: 100_000 };
 const logger = createLogger('silent', 'test');
 
 const redisUrl = await sharedRedis(t);

@@ -22,7 +22,7 @@ import { ownRedis, sleep } from '../../e2e/scale-out-helpers.js';
 import { testDatabase } from '../../helpers/services.js';
 import { usage } from '../helpers.js';
 
-const SETTINGS = { flushMs: 100, holdLeaseMs: 3000, holdMaxMs: 60_000, quotaPerSecond: 1000, quotaPerMinute: 100_000 };
+const SETTINGS = { flushMs: 100, journalMaxLagMs: 1000, holdLeaseMs: 3000, holdMaxMs: 60_000, quotaPerSecond: 1000, quotaPerMinute: 100_000 };
 const bus: ChangeBus = { publish: async () => {}, subscribe: () => {}, close: async () => {} };
 
 const redis = await ownRedis(t);
