@@ -3,7 +3,7 @@
 import t from 'tap';
 import { startGateway } from '../helpers/gateway.js';
 import { testDatabase } from '../helpers/services.js';
-import { startProxy } from '../helpers/tcp-proxy.js';
+import { proxiedDatabase } from '../helpers/tcp-proxy.js';
 
 async function models(url: string): Promise<any> {
   const res = await fetch(`${url}/v1/models`);
@@ -22,11 +22,8 @@ async function until(pred: () => Promise<boolean>, timeoutMs: number): Promise<b
 
 const db = await testDatabase(t);
 if (db !== null) {
-  const target = new URL(db);
-  const proxy = await startProxy(target.hostname, Number(target.port || 5432));
-  const viaProxy = new URL(db);
-  viaProxy.port = String(proxy.port);
-  const gw = await startGateway({ env: { DATABASE_URL: viaProxy.toString(), CATALOG_REFRESH_MS: '200' } });
+  const { proxy, url } = await proxiedDatabase(db);
+  const gw = await startGateway({ env: { DATABASE_URL: url, CATALOG_REFRESH_MS: '200' } });
   t.teardown(async () => {
     await gw.stop();
     await proxy.close();

@@ -54,3 +54,12 @@ export async function startProxy(targetHost: string, targetPort: number, port = 
     close: stop,
   };
 }
+
+/** A proxy in front of the PostgreSQL at `databaseUrl`, and the same URL through it: the store a test can take away. */
+export async function proxiedDatabase(databaseUrl: string): Promise<{ proxy: CuttableProxy; url: string }> {
+  const target = new URL(databaseUrl);
+  const proxy = await startProxy(target.hostname, Number(target.port || 5432));
+  const viaProxy = new URL(databaseUrl);
+  viaProxy.port = String(proxy.port);
+  return { proxy, url: viaProxy.toString() };
+}
