@@ -4,6 +4,7 @@
 // per core and restarts any that dies, and on SIGTERM/SIGINT (or when the npm
 // process that started it goes away) drains the workers and exits 0.
 import cluster, { type Worker } from 'node:cluster';
+import v8 from 'node:v8';
 import { PgBus } from '../bus/pg-bus.js';
 import { seedDemoCatalog } from '../catalog/seed.js';
 import { scheduleTypicalRequests } from '../catalog/typical.js';
@@ -18,7 +19,7 @@ import { migrate } from '../store/migrate.js';
 import { createPool } from '../store/pool.js';
 import { startSimulator, type Simulator } from '../simulator/index.js';
 import { PrimaryChannel } from '../ipc/channel.js';
-import { workerHeapFlags } from './heap-flags.js';
+import { primaryHeapFlags, workerHeapFlags } from './heap-flags.js';
 import { serveMetricsFromPrimary, watchLedger } from './metrics.js';
 
 /** How long the start waits for the ledger host: past a lease (2 s) and a lease round, for a dead instance's entry to go. */
@@ -28,6 +29,7 @@ const EARLY_DEATH_MS = 5000;
 
 export async function runPrimary(config: Config): Promise<void> {
   assertNativeUws();
+  for (const flag of primaryHeapFlags(config.memory)) v8.setFlagsFromString(flag);
   const logger = createLogger(config.log_level, 'primary');
   const started = performance.now();
 
@@ -80,7 +82,7 @@ export async function runPrimary(config: Config): Promise<void> {
   let earlyDeaths = 0;
   const env = { TOLLGATE_STORE_URL: storeUrl, TOLLGATE_SIMULATOR_URL: simulatorUrl ?? '', ...ledgerHost.workerEnv };
   // V8's heap flags are fixed when a process starts: the workers get them on their command line (their pool threads
-  // share the process's flags). The primary keeps the node flags it was started with.
+  // share the process's flags). The primary keeps the node flags it was started with, and sets its old generation's growth on itself (primaryHeapFlags, above).
   cluster.setupPrimary({ execArgv: [...process.execArgv, ...workerHeapFlags(config.memory)] });
   const fork = (): Worker => {
     const worker = cluster.fork(env);

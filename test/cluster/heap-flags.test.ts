@@ -2,7 +2,7 @@
 // when its process starts), and only theirs: the primary keeps its own flags.
 import { readFileSync } from 'node:fs';
 import t from 'tap';
-import { workerHeapFlags } from '../../src/cluster/heap-flags.js';
+import { primaryHeapFlags, workerHeapFlags } from '../../src/cluster/heap-flags.js';
 import { startGateway } from '../helpers/gateway.js';
 import { workerPids } from '../helpers/workers.js';
 
@@ -12,9 +12,11 @@ t.test('flags from the settings; 0 leaves V8 its own choice', async (t) => {
   t.same(workerHeapFlags({ semi_space_mb: 0, heap_growing_percent: 0 }), []);
   t.same(workerHeapFlags({ semi_space_mb: 2, heap_growing_percent: 50 }), ['--max-semi-space-size=2', '--heap-growing-percent=50']);
   t.same(workerHeapFlags({ semi_space_mb: 0, heap_growing_percent: 25 }), ['--heap-growing-percent=25']);
+  t.same(primaryHeapFlags({ semi_space_mb: 2, heap_growing_percent: 50 }), ['--heap-growing-percent=50'], 'the primary sets only the growth, at run time');
+  t.same(primaryHeapFlags({ semi_space_mb: 2, heap_growing_percent: 0 }), []);
 });
 
-t.test('a real gateway: every worker runs with the configured flags, the primary without them', async (t) => {
+t.test('a real gateway: every worker runs with the configured flags, the primary without them on its command line', async (t) => {
   const gw = await startGateway({ workers: 2, env: { HEAP_SEMI_SPACE_MB: '3', HEAP_GROWING_PERCENT: '40' } });
   t.teardown(() => gw.stop());
   const workers = workerPids(gw.proc.pid!).filter((pid) => argv(pid).some((a) => a.endsWith('main.js')));
