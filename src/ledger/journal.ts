@@ -98,9 +98,9 @@ export class Journal {
   }
 
   /**
-   * Resolves true once no queued row has waited longer than `maxLagMs`
-   * (checked after each write, the only thing that shortens the queue), or
-   * false when `waitMs` passes first.
+   * Resolves true once no row not yet written has waited longer than
+   * `maxLagMs` (checked after each write, the only thing that shortens the
+   * backlog), or false when `waitMs` passes first.
    */
   caughtUp(maxLagMs: number, waitMs: number): Promise<boolean> {
     if (!this.behind(maxLagMs)) return Promise.resolve(true);
