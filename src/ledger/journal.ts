@@ -13,7 +13,7 @@
 // What it does not do is refuse a row: a settlement is money already spent.
 // When the store falls behind (slow, away, or starved of CPU by the calls
 // themselves), the ledger holds back new reservations instead (behind() and
-// caughtUp(), used by Ledger.reserve), so the backlog, and what a crash of
+// caughtUp(), used by store-gate.ts), so the backlog, and what a crash of
 // the host could lose, stays bounded by billing.journal_max_lag_ms.
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '../log/logger.js';

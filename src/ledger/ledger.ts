@@ -14,6 +14,8 @@ import { Journal } from './journal.js';
 import { LateChecks, SETTLE_CHECK_AFTER_MS } from './late-checks.js';
 import { Leases } from './leases.js';
 import { Recalls } from './recalls.js';
+import { holdTotals, type LedgerStats } from './stats.js';
+import { StoreGate } from './store-gate.js';
 import type { AccountView, CreditCommand, CreditReply, LedgerCore, ReleaseCommand, ProgressCommand, ReserveCommand, ReserveReply, RetiredCommand, SettleCommand } from './protocol.js';
 import type { Entry, HoldRecord } from './records.js';
 import { isCheckViolation, type LedgerStore } from './store.js';
@@ -32,14 +34,6 @@ export interface LedgerSettings {
 const ACTOR_IDLE_MS = 120_000;
 /** flush_ms = 0 waits for the write, but not forever: a store outage must not hang every call. */
 const DURABLE_WAIT_MAX_MS = 10_000;
-/**
- * How long a reservation waits for a journal that is behind before it is
- * refused (a 503 to the caller): under the workers' 3 s reservation timeout,
- * so the caller gets an answer rather than a timeout.
- */
-const STORE_BEHIND_WAIT_MS = 2000;
-/** A store that stays behind under load is logged this often, with the counts since start, not once per wait. */
-const STORE_BEHIND_LOG_EVERY_MS = 10_000;
 /** How often idle actors are evicted, and every hold (not only each organization's oldest) checked against billing.hold_max_ms. */
 const SLOW_SWEEP_MS = 5000;
 /**
@@ -51,30 +45,6 @@ const SLOW_SWEEP_MS = 5000;
 const RECONCILE_MS = 1000;
 /** Settlements older than this are checked against the store first (late-checks.ts). */
 export { SETTLE_CHECK_AFTER_MS } from './late-checks.js';
-
-export interface LedgerStats {
-  actors: number;
-  owners: number;
-  openHolds: number;
-  expiredHolds: number;
-  /** Micros held by the open holds (balance and package). */
-  heldMicros: number;
-  /** Settlements queued for the store, and how long the oldest has waited (ms). */
-  backlog: number;
-  flushLagMs: number;
-  /** Money charged above holds (the usage rows' overdraft), and in how many settlements, since start. */
-  overdraftMicros: number;
-  overdraftSettlements: number;
-  /** Holds settled on their stream's last progress after their owner went silent, since start. */
-  progressSettled: number;
-  /** Age of the oldest open hold (ms); 0 when none. Never above billing.hold_max_ms. */
-  oldestHoldMs: number;
-  /** Workers' open allotments (allotments.ts), apart from openHolds; their money is in heldMicros. */
-  allotments: number;
-  /** Reservations held back because the journal was behind billing.journal_max_lag_ms, and those of them refused (503), since start. */
-  storeWaits: number;
-  storeRefusals: number;
-}
 
 export class Ledger implements LedgerCore {
   private readonly actors = new Map<string, OrgActor>();
@@ -90,11 +60,8 @@ export class Ledger implements LedgerCore {
   private rechecking: Promise<void> = Promise.resolve();
   private overdraftMicros = 0;
   private overdraftSettlements = 0;
-  /** Reservations that waited for a journal behind billing.journal_max_lag_ms, and those refused after waiting. */
-  private storeWaits = 0;
-  private storeRefusals = 0;
-  private storeBehindLoggedAt = -Infinity;
   private readonly lateChecks: LateChecks;
+  private readonly storeGate: StoreGate;
   /** Told of every hold voided by its lease or maximum age (the Redis host drops it from its mirror). */
   onHoldExpired: ((hold: HoldRecord) => void) | null = null;
   /** Allotments asked back from their workers (the host sets how: `recalls.recaller`). */
@@ -111,6 +78,7 @@ export class Ledger implements LedgerCore {
     });
     this.leases = new Leases(settings.holdLeaseMs);
     this.lateChecks = new LateChecks(store, this.journal, logger, clock);
+    this.storeGate = new StoreGate(this.journal, settings.journalMaxLagMs, logger);
     this.expiry = new Expiry(this, this.actors, this.leases, this.recalls, settings, logger, clock);
     this.sweeper = setInterval(() => this.sweep(), this.expiry.sweepEveryMs);
     this.sweeper.unref();
@@ -119,10 +87,7 @@ export class Ledger implements LedgerCore {
   }
 
   async reserve(cmd: ReserveCommand): Promise<ReserveReply> {
-    // Backpressure: while the store writes settlements more slowly than calls
-    // make them, admitting more calls would only grow the backlog (and what a
-    // crash could lose) without bound. Settlements are never held back.
-    if (this.journal.behind(this.settings.journalMaxLagMs)) await this.waitForStore();
+    if (this.storeGate.closed) await this.storeGate.wait(); // the store is behind (store-gate.ts)
     const actor = this.actors.get(cmd.orgId) ?? (await this.activate(cmd.orgId));
     if (actor === null) return { ok: false, code: 'unknown_organization' };
     let reply = this.hold(actor, cmd);
@@ -132,21 +97,6 @@ export class Ledger implements LedgerCore {
       reply = this.hold(actor, cmd, reply.code === 'insufficient_funds');
     }
     return reply;
-  }
-
-  private async waitForStore(): Promise<void> {
-    this.storeWaits++;
-    const now = Date.now();
-    if (now - this.storeBehindLoggedAt >= STORE_BEHIND_LOG_EVERY_MS) {
-      this.storeBehindLoggedAt = now;
-      this.logger.warn(
-        { backlog: this.journal.backlog, lagMs: this.journal.lagMs(now), waits: this.storeWaits, refused: this.storeRefusals },
-        'ledger: the store is behind; new reservations wait for it',
-      );
-    }
-    if (await this.journal.caughtUp(this.settings.journalMaxLagMs, STORE_BEHIND_WAIT_MS)) return;
-    this.storeRefusals++;
-    throw new Error(`ledger: the store is ${this.journal.lagMs(Date.now())} ms behind with ${this.journal.backlog} settlements; reservation refused`);
   }
 
   private hold(actor: OrgActor, cmd: ReserveCommand, admitted = false): ReserveReply {
@@ -344,31 +294,18 @@ export class Ledger implements LedgerCore {
   }
 
   stats(): LedgerStats {
-    let openHolds = 0;
-    let allotments = 0;
-    let heldMicros = 0;
-    let oldest = Infinity;
-    for (const a of this.actors.values()) {
-      openHolds += a.holds.size - a.allotments.open;
-      allotments += a.allotments.open;
-      heldMicros += a.heldBalance + a.heldPackage;
-      for (const hold of a.holds.values()) if (hold.allotment !== true) oldest = Math.min(oldest, hold.createdAt);
-    }
     return {
       actors: this.actors.size,
       owners: this.leases.ownerCount,
-      openHolds,
       expiredHolds: this.expiry.expiredHolds,
-      heldMicros,
+      ...holdTotals(this.actors.values(), this.clock()),
       backlog: this.journal.backlog,
       flushLagMs: this.journal.lagMs(this.clock()),
       overdraftMicros: this.overdraftMicros,
       overdraftSettlements: this.overdraftSettlements,
       progressSettled: this.expiry.progressSettled,
-      oldestHoldMs: oldest === Infinity ? 0 : Math.max(0, this.clock() - oldest),
-      allotments,
-      storeWaits: this.storeWaits,
-      storeRefusals: this.storeRefusals,
+      storeWaits: this.storeGate.waits,
+      storeRefusals: this.storeGate.refusals,
     };
   }
 
