@@ -184,11 +184,6 @@ export class OrgActor {
     return true;
   }
 
-  /** The lease ran out: the money is spendable again; a later settlement still charges. */
-  expire(requestId: string): HoldRecord | null {
-    return this.unhold(requestId);
-  }
-
   /** Takes the hold out of `holds` and what it held out of the held money (also an allotment's retirement: actor-allotments.ts). */
   unhold(requestId: string): HoldRecord | null {
     const hold = this.holds.get(requestId);

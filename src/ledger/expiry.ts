@@ -120,7 +120,8 @@ export class Expiry {
   }
 
   private expire(hold: HoldRecord, why: Why): void {
-    if (this.actors.get(hold.orgId)?.expire(hold.requestId) == null) return;
+    // Voided, not closed: the money is spendable again and a later settlement still charges (OrgActor.settle).
+    if (this.actors.get(hold.orgId)?.unhold(hold.requestId) == null) return;
     if (hold.allotment === true) return; // its owner is gone: what it held is free again, no call's hold lapsed
     this.expiredHolds++;
     this.ledger.onHoldExpired?.(hold);
