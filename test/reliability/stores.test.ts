@@ -83,6 +83,8 @@ async function assertAfter(t: Test, name: string, url: string, db: string, resul
 }
 
 const drift: string[] = [];
+/** How long the ledger may be ahead of the store by charges on their way to it: a flush (100 ms), its write, and a busy machine's margin. */
+const MISMATCH_GRACE_MS = 500;
 
 t.test('Redis paused with SIGSTOP for twice the hold lease under two instances', async (t) => {
   const redis = await privateRedis(t);
@@ -116,16 +118,31 @@ t.test('Redis paused with SIGSTOP for twice the hold lease under two instances',
   await sleep(LEASE_MS * 2);
   redis.proc.kill('SIGCONT');
   const resumedAt = Date.now();
-  // Traffic stops as Redis resumes: once the calls in flight are settled and flushed, the ledger's
-  // view on each instance must equal the store at every sample (the issue saw it off for 0.1–2.4 s).
+  // Traffic stops as Redis resumes: the ledger's view on each instance must equal the store (the
+  // issue saw it off for 0.1–2.4 s), except for charges on their way to it. Settlements still land
+  // for ~2.5 s after the resume (owners apply what waited in the streams at their next lease tick;
+  // workers re-send what they sent in the last 2–4 s), and with flush_ms > 0 a charge applied in
+  // memory reaches the store a flush (100 ms) and a write later, by design (docs/billing.md). A
+  // difference counts as drift when it outlasts that: the same one seen for MISMATCH_GRACE_MS.
+  // (A fixed 300 ms of quiet failed 2 of 3 fresh-clone CI runs on 2026-11-25: one or two charges
+  // applied in memory 0.5–2.3 s after the resume, in the store ~100 ms later.) The actor-level
+  // check with a 2 ms sampler is test/ledger/redis/stall.test.ts.
   const results = await load.stop();
   await sleep(300);
   const quietUntil = Date.now() + 2500;
+  const since = new Map<number, { at: number; diff: number }>();
   while (Date.now() < quietUntil) {
     const store = await storeBalance(db, orgId);
     for (const [i, gw] of gateways.entries()) {
       const org = await organization(gw.url, orgId).catch(() => null);
-      if (org !== null && micros(org.balance) !== store) drift.push(`instance ${i}, ${Date.now() - resumedAt} ms after Redis resumed: the ledger says ${micros(org.balance)} µ, the store ${store} µ`);
+      if (org === null) continue;
+      const diff = micros(org.balance) - store;
+      const seen = since.get(i);
+      if (diff === 0) since.delete(i);
+      else if (seen === undefined || seen.diff !== diff) since.set(i, { at: Date.now(), diff });
+      else if (Date.now() - seen.at >= MISMATCH_GRACE_MS) {
+        drift.push(`instance ${i}, ${Date.now() - resumedAt} ms after Redis resumed: the ledger says ${micros(org.balance)} µ, the store ${store} µ, for ${Date.now() - seen.at} ms`);
+      }
     }
     await sleep(50);
   }
