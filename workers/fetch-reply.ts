@@ -1,8 +1,8 @@
 // piscina task: one attempt at a supplier route made from a pool thread, for
 // surfaces whose replies are megabytes (embeddings answered as float arrays:
 // ~8.4 MB of JSON for 128 × 3072; images: megabytes of base64). Receiving such
-// a reply costs the thread that reads it ~16 ms per 8.4 MB through undici's
-// body stream (docs/performance.md, "The supplier request in the pool
+// a reply costs the thread that reads it ~16 ms per 8.4 MB as undici receives
+// it (docs/performance.md, "The supplier request in the pool
 // thread"), and decoding it ~60–130 ms more:
 // here none of it runs on the HTTP worker's event loop, which only sends the
 // task and writes the rendered answer (its bytes moved back, not copied).
@@ -10,10 +10,12 @@
 // (suppliers/dispatch.ts): this task reports what one attempt got.
 import { MessagePort } from 'node:worker_threads';
 import { Piscina } from 'piscina';
+import { CallAbort } from '../src/suppliers/abort.js';
 import { SupplierConnections, type ConnectionSettings } from '../src/suppliers/connections.js';
 import type { ReadReply } from '../src/suppliers/dispatch.js';
 import { classify } from '../src/suppliers/failures.js';
-import { readReplyBytes, recycleBlocks, ReplyTooLarge } from '../src/suppliers/reply-limits.js';
+import type { ReplyBody } from '../src/suppliers/reply-body.js';
+import { recycleBlocks, ReplyTooLarge } from '../src/suppliers/reply-limits.js';
 import type { Target } from '../src/suppliers/targets.js';
 import type { RequestFacts } from '../src/surfaces/surface.js';
 import { decodeReplyData, ownBuffers, type Moved } from './decode-reply.js';
@@ -40,20 +42,19 @@ export type FetchReplyResult =
 let connections: SupplierConnections | null = null;
 
 export async function fetchReplyData(task: FetchReplyTask): Promise<FetchReplyResult> {
-  const controller = new AbortController();
-  task.abort.once('message', () => controller.abort());
+  const abort = new CallAbort();
+  task.abort.once('message', () => abort.abort());
   try {
     let res;
     try {
       connections ??= new SupplierConnections(task.settings);
-      res = await connections.to(task.target.origin).request({ method: 'POST', path: task.target.path, headers: task.target.headers, body: task.body, signal: controller.signal });
+      res = await connections.send(task.target, task.body, abort);
     } catch (err) {
-      return { answered: false, failure: controller.signal.aborted ? null : classify(err) };
+      return { answered: false, failure: abort.aborted ? null : classify(err) };
     }
-    const statusCode = res.statusCode;
-    const contentType = String(res.headers['content-type'] ?? '');
+    const { statusCode, contentType } = res;
     if (statusCode === 429 || statusCode === 529 || statusCode >= 500) {
-      await res.body.dump().catch(() => {});
+      await res.body.dump();
       return { answered: true, statusCode, contentType, read: null };
     }
     return { answered: true, statusCode, contentType, read: await readWhole(task, res.body, statusCode) };
@@ -62,10 +63,10 @@ export async function fetchReplyData(task: FetchReplyTask): Promise<FetchReplyRe
   }
 }
 
-async function readWhole(task: FetchReplyTask, body: Parameters<typeof readReplyBytes>[0], statusCode: number): Promise<ReadReply> {
+async function readWhole(task: FetchReplyTask, body: ReplyBody, statusCode: number): Promise<ReadReply> {
   let bytes;
   try {
-    bytes = await readReplyBytes(body, task.settings.maxReplyBytes);
+    bytes = await body.readAll(task.settings.maxReplyBytes);
   } catch (err) {
     return err instanceof ReplyTooLarge ? { read: 'too_large', limit: err.limit } : { read: 'broken' };
   }

@@ -11,6 +11,7 @@ import { pathToFileURL } from 'node:url';
 import { MessageChannel } from 'node:worker_threads';
 import { Piscina } from 'piscina';
 import { packageRoot } from '../config/paths.js';
+import { CallAborted } from '../suppliers/abort.js';
 import type { Answered, Transport } from '../suppliers/dispatch.js';
 import { AttemptFailed } from '../suppliers/failures.js';
 import type { ReplyBytes } from '../suppliers/reply-limits.js';
@@ -117,27 +118,27 @@ export class OffloadPool {
    */
   fetchTransport(surface: string, meta: RequestFacts): Transport | null {
     if (REPLIES_INLINE) return null;
-    return (target, body, signal, settings) => this.fetchReply(surface, meta, target, body, signal, settings);
+    return (target, body, abort, settings) => this.fetchReply(surface, meta, target, body, abort, settings);
   }
 
-  private async fetchReply(surface: string, meta: RequestFacts, ...[target, body, signal, settings]: Parameters<Transport>): Promise<Answered> {
-    signal.throwIfAborted();
+  private async fetchReply(surface: string, meta: RequestFacts, ...[target, body, abort, settings]: Parameters<Transport>): Promise<Answered> {
+    if (abort.aborted) throw new CallAborted();
     // The abort crosses on a port of its own: piscina's own abort would end the whole thread, and with it the other requests it carries.
     const { port1, port2 } = new MessageChannel();
     const onAbort = (): void => port1.postMessage(0);
-    signal.addEventListener('abort', onAbort, { once: true });
+    abort.listen(onAbort);
     let result: FetchReplyResult;
     try {
       const { connectTimeoutMs, headersTimeoutMs, bodyTimeoutMs, connectionsPerOrigin, maxReplyBytes } = settings;
       const task = { surface, target, body, meta, settings: { connectTimeoutMs, headersTimeoutMs, bodyTimeoutMs, connectionsPerOrigin, maxReplyBytes }, abort: port2 };
       result = (await this.fetchThreads.run(task, { filename: FETCH_REPLY, transferList: [port2] })) as FetchReplyResult;
     } finally {
-      signal.removeEventListener('abort', onAbort);
+      abort.unlisten(onAbort);
       port1.close();
     }
     if (!result.answered) {
       if (result.failure !== null) throw new AttemptFailed(result.failure);
-      throw signal.aborted ? signal.reason : new Error('supplier attempt failed in the fetch thread');
+      throw abort.aborted ? new CallAborted() : new Error('supplier attempt failed in the fetch thread');
     }
     return { statusCode: result.statusCode, contentType: result.contentType, body: null, read: result.read };
   }

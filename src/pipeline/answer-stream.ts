@@ -32,7 +32,7 @@ export async function answerStream(call: ModelCall, upstream: UpstreamReply): Pr
     throw refusalFromSupplier(upstream.statusCode);
   }
   if (!upstream.contentType.startsWith('text/event-stream')) {
-    discard(body);
+    body.discard();
     throw new UnusableReply();
   }
   const transcoder = call.surface.stream!(call.info(), call.prepared!, call.deps.services);
@@ -43,7 +43,7 @@ export async function answerStream(call: ModelCall, upstream: UpstreamReply): Pr
   try {
     for await (const chunk of body) {
       let frames = '';
-      for (const ev of reader.push(chunk as Uint8Array)) frames += transcoder.event(ev);
+      for (const ev of reader.push(chunk)) frames += transcoder.event(ev);
       if (frames !== '' && !writer.write(frames) && !(await writer.writable())) {
         call.deps.logger.info({ rid: ctx.requestId, stalledMs: call.deps.stalledClientMs }, 'client stopped reading the stream; cancelled');
         // Closing runs the abort handler at once: ctx.aborted is set below.
@@ -74,7 +74,7 @@ export async function answerStream(call: ModelCall, upstream: UpstreamReply): Pr
   }
   if (broken || !transcoder.complete) {
     if (!ctx.responded) {
-      discard(body);
+      body.discard();
       // An event over its bound is not retried: the supplier did (and billed) the work, and a caller
       // who can draw such replies must not be able to open a supplier's circuit (dispatch.ts replyTooLarge).
       if (tooLarge) {
@@ -94,14 +94,4 @@ export async function answerStream(call: ModelCall, upstream: UpstreamReply): Pr
   await settle(call, metered, transcoder.outcome());
   call.surface.answered?.(call.info(), call.deps.services);
   writer.end(transcoder.finish(metered));
-}
-
-/**
- * Lets go of a supplier body we will not read. undici's body emits the
- * abort as an 'error' event when destroyed: without a listener that event
- * would crash the worker (found by the soak).
- */
-function discard(body: NonNullable<UpstreamReply['body']>): void {
-  body.on('error', () => {});
-  body.destroy();
 }

@@ -6,7 +6,7 @@
 import { GatewayError } from '../errors/gateway-error.js';
 import { sendJson, sendJsonParts } from '../server/respond.js';
 import type { ReadReply, UpstreamReply } from '../suppliers/dispatch.js';
-import { readReplyBytes, recycleBlocks, ReplyTooLarge, replyText, type ReplyBytes } from '../suppliers/reply-limits.js';
+import { recycleBlocks, ReplyTooLarge, replyText, type ReplyBytes } from '../suppliers/reply-limits.js';
 import type { ModelCall } from './call.js';
 import { localCount, settle } from './settle.js';
 import { refusalFromSupplier, UnusableReply } from './upstream.js';
@@ -32,7 +32,7 @@ export async function answerUnary(call: ModelCall, upstream: UpstreamReply): Pro
 async function readAndDecode(call: ModelCall, upstream: UpstreamReply): Promise<unknown> {
   let bytes: ReplyBytes;
   try {
-    bytes = await readReplyBytes(upstream.body!, call.deps.suppliers.maxReplyBytes);
+    bytes = await upstream.body!.readAll(call.deps.suppliers.maxReplyBytes);
   } catch (err) {
     if (err instanceof ReplyTooLarge) call.deps.suppliers.replyTooLarge(upstream.route, err.limit);
     return bodyFailed(call);

@@ -4,12 +4,13 @@ import type { ApiKey } from '../auth/types.js';
 import type { Hold } from '../billing/types.js';
 import type { CatalogModel } from '../catalog/types.js';
 import type { RequestContext } from '../server/context.js';
+import { CallAbort } from '../suppliers/abort.js';
 import type { CallInfo, ModelSurface, Prepared } from '../surfaces/surface.js';
 import type { PipelineDeps } from './deps.js';
 
 export class ModelCall {
   /** Aborted when the client goes away: cancels the upstream request. */
-  readonly abort = new AbortController();
+  readonly abort = new CallAbort();
   readonly created = Math.floor(Date.now() / 1000);
   key: ApiKey | null = null;
   prepared: Prepared | null = null;

@@ -18,7 +18,7 @@ export async function callSuppliers(call: ModelCall, tried: ReadonlySet<Route> |
     call.surface.protocol,
     routes,
     (route) => call.surface.upstreamBody(prepared, route, model.maxOutputTokens),
-    call.abort.signal,
+    call.abort,
     tried,
     transport,
   );

@@ -1,8 +1,13 @@
 // Keep-alive connections to suppliers: one undici Pool per origin, made the
 // same way wherever attempts are made — the dispatcher on the event loop, and
 // the pool thread that makes the attempts of surfaces whose replies are
-// megabytes (workers/fetch-reply.ts), each with connections of its own.
+// megabytes (workers/fetch-reply.ts), each with connections of its own. An
+// attempt is one dispatch with a ReplyBody as its handler (reply-body.ts),
+// never undici's request(), whose stream and signal cost more than the rest.
 import { Pool } from 'undici';
+import type { CallAbort } from './abort.js';
+import { ReplyBody, type ReplyHead } from './reply-body.js';
+import type { Target } from './targets.js';
 
 export interface ConnectionSettings {
   connectTimeoutMs: number;
@@ -17,6 +22,13 @@ export class SupplierConnections {
   private readonly pools = new Map<string, Pool>();
 
   constructor(private readonly settings: ConnectionSettings) {}
+
+  /** One POST of `body` to the target; resolves with the reply's head (a connect error or timeout rejects). */
+  send(target: Target, body: string, abort: CallAbort): Promise<ReplyHead> {
+    const reply = new ReplyBody(abort);
+    this.to(target.origin).dispatch({ method: 'POST', path: target.path, headers: target.headers, body }, reply);
+    return reply.head;
+  }
 
   /** The origin's pool, made on first use. */
   to(origin: string): Pool {

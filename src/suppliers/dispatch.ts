@@ -5,7 +5,7 @@
 // made here, on the event loop, unless the caller hands in a Transport: then a
 // pool thread makes it and reads the reply (embeddings, images), and only what
 // came of it crosses back; the route order, failover and breaker stay here.
-import type { Dispatcher } from 'undici';
+import type { CallAbort } from './abort.js';
 import { CredentialPolicy } from '../catalog/credentials.js';
 import type { ProtocolCode, Route } from '../catalog/types.js';
 import { GatewayError } from '../errors/gateway-error.js';
@@ -14,6 +14,7 @@ import type { Metrics } from '../metrics/registry.js';
 import { CircuitBreaker } from './breaker.js';
 import { SupplierConnections, type ConnectionSettings } from './connections.js';
 import { classify, type FailureKind } from './failures.js';
+import type { ReplyBody } from './reply-body.js';
 import { RouteTargets, type Target } from './targets.js';
 import { REFUSED } from './wire.js';
 
@@ -41,7 +42,7 @@ export interface Answered {
   statusCode: number;
   contentType: string;
   /** The body to read; null when the transport read it whole itself (`read`). */
-  body: Dispatcher.ResponseData['body'] | null;
+  body: ReplyBody | null;
   /** What came of reading the body, when the transport did (a pool thread: workers/fetch-reply.ts); null otherwise. */
   read: ReadReply | null;
 }
@@ -57,7 +58,7 @@ export interface UpstreamReply extends Answered {
  * reply itself (OffloadPool.fetchReply). A 429 or 5xx comes back with its body
  * already dropped; a connect error or timeout is thrown as AttemptFailed.
  */
-export type Transport = (target: Target, body: string, signal: AbortSignal, settings: DispatchSettings) => Promise<Answered>;
+export type Transport = (target: Target, body: string, abort: CallAbort, settings: DispatchSettings) => Promise<Answered>;
 
 export class SupplierDispatcher {
   private readonly connections: SupplierConnections;
@@ -101,7 +102,7 @@ export class SupplierDispatcher {
     protocol: ProtocolCode,
     routes: Route[],
     bodyFor: (route: Route) => string,
-    signal: AbortSignal,
+    abort: CallAbort,
     tried: ReadonlySet<Route> | null = null,
     transport: Transport | null = null,
   ): Promise<UpstreamReply> {
@@ -117,10 +118,10 @@ export class SupplierDispatcher {
         continue;
       }
       try {
-        const res: UpstreamReply = transport === null ? await this.request(route, target, bodyFor(route), signal) : { route, ...(await transport(target, bodyFor(route), signal, this.settings)) };
+        const res: UpstreamReply = transport === null ? await this.request(route, target, bodyFor(route), abort) : { route, ...(await transport(target, bodyFor(route), abort, this.settings)) };
         if (res.statusCode === 429 || res.statusCode === 529 || res.statusCode >= 500) {
           const kind: FailureKind = res.statusCode >= 500 && res.statusCode !== 503 && res.statusCode !== 529 ? 'server' : 'overloaded';
-          await res.body?.dump().catch(() => {});
+          await res.body?.dump();
           this.failed(supplier.id, supplier.name, kind, res.statusCode);
           kinds.push(kind);
           continue;
@@ -129,7 +130,7 @@ export class SupplierDispatcher {
         if (kinds.length > 0) this.metrics.count('supplier_failovers');
         return res;
       } catch (err) {
-        if (signal.aborted) throw err;
+        if (abort.aborted) throw err;
         const kind = classify(err);
         if (kind === null) throw err;
         this.failed(supplier.id, supplier.name, kind, 0);
@@ -142,9 +143,9 @@ export class SupplierDispatcher {
   }
 
   /** One attempt on this thread: undici, keep-alive per origin; the body is the caller's to read. */
-  private async request(route: Route, target: Target, body: string, signal: AbortSignal): Promise<UpstreamReply> {
-    const res = await this.connections.to(target.origin).request({ method: 'POST', path: target.path, headers: target.headers, body, signal });
-    return { route, statusCode: res.statusCode, contentType: String(res.headers['content-type'] ?? ''), body: res.body, read: null };
+  private async request(route: Route, target: Target, body: string, abort: CallAbort): Promise<UpstreamReply> {
+    const head = await this.connections.send(target, body, abort);
+    return { route, statusCode: head.statusCode, contentType: head.contentType, body: head.body, read: null };
   }
 
   /** A stored catalog names a variable the policy refuses: the route is skipped, nothing is sent. */

@@ -3,8 +3,6 @@
 // misbehaving supplier could fill a worker's memory. Over a bound the read
 // stops at once (the connection is dropped, what was buffered is released)
 // and the caller fails the call.
-import type { Dispatcher } from 'undici';
-
 /** A supplier reply, or one event of its stream, is larger than its bound. */
 export class ReplyTooLarge extends Error {
   override readonly name = 'ReplyTooLarge';
@@ -54,46 +52,57 @@ function newBlock(): Uint8Array {
 }
 
 /**
- * The whole body's bytes, refusing one over `maxBytes`: at most `maxBytes`
- * plus one chunk (plus a block's unused end) is ever held.
+ * Collects a whole body's bytes as they arrive, refusing one over `maxBytes`:
+ * at most `maxBytes` plus one chunk (plus a block's unused end) is ever held.
+ * `push` throws ReplyTooLarge past the bound; the caller stops reading then
+ * (ReplyBody drops the connection).
  */
-export async function readReplyBytes(body: Dispatcher.ResponseData['body'], maxBytes: number): Promise<ReplyBytes> {
-  const chunks: Buffer[] = [];
-  const blocks: Uint8Array[] = [];
-  let block: Uint8Array | null = null;
-  let used = 0;
-  let total = 0;
-  for await (const chunk of body) {
-    const buf = chunk as Buffer;
-    total += buf.length;
-    // Throwing inside for-await destroys the body: undici drops the connection.
-    if (total > maxBytes) throw new ReplyTooLarge(maxBytes);
-    if (block === null && total <= JOIN_BYTES) {
-      chunks.push(buf);
-      continue;
+export class ReplyCollector {
+  private readonly chunks: Buffer[] = [];
+  private readonly blocks: Uint8Array[] = [];
+  private block: Uint8Array | null = null;
+  private used = 0;
+  private total = 0;
+
+  constructor(private readonly maxBytes: number) {}
+
+  push(buf: Buffer): void {
+    this.total += buf.length;
+    if (this.total > this.maxBytes) throw new ReplyTooLarge(this.maxBytes);
+    if (this.block === null && this.total <= JOIN_BYTES) {
+      this.chunks.push(buf);
+      return;
     }
     // Past JOIN_BYTES: what was kept so far, then every chunk, is copied into blocks.
-    const pending = block === null ? [...chunks, buf] : [buf];
-    chunks.length = 0;
-    for (const piece of pending) {
-      let from = 0;
-      while (from < piece.length) {
-        if (block === null || used === block.length) {
-          if (block !== null) blocks.push(block);
-          block = newBlock();
-          used = 0;
-        }
-        const n = Math.min(piece.length - from, block.length - used);
-        block.set(from === 0 && n === piece.length ? piece : piece.subarray(from, from + n), used);
-        used += n;
-        from += n;
+    if (this.block === null) {
+      for (const kept of this.chunks) this.copy(kept);
+      this.chunks.length = 0;
+    }
+    this.copy(buf);
+  }
+
+  finish(): ReplyBytes {
+    if (this.block === null) return { blocks: [this.chunks.length === 1 ? this.chunks[0]! : Buffer.concat(this.chunks, this.total)], length: this.total, owned: false };
+    // The last block's unused end travels with it (a view cannot shrink its buffer without a copy).
+    this.blocks.push(this.block.subarray(0, this.used));
+    this.block = null;
+    return { blocks: this.blocks, length: this.total, owned: true };
+  }
+
+  private copy(piece: Buffer): void {
+    let from = 0;
+    while (from < piece.length) {
+      if (this.block === null || this.used === this.block.length) {
+        if (this.block !== null) this.blocks.push(this.block);
+        this.block = newBlock();
+        this.used = 0;
       }
+      const n = Math.min(piece.length - from, this.block.length - this.used);
+      this.block.set(from === 0 && n === piece.length ? piece : piece.subarray(from, from + n), this.used);
+      this.used += n;
+      from += n;
     }
   }
-  if (block === null) return { blocks: [Buffer.concat(chunks, total)], length: total, owned: false };
-  // The last block's unused end travels with it (a view cannot shrink its buffer without a copy).
-  blocks.push(block.subarray(0, used));
-  return { blocks, length: total, owned: true };
 }
 
 /** The reply as text (the inline path: small replies). */

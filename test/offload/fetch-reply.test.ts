@@ -14,6 +14,7 @@ import { Metrics } from '../../src/metrics/registry.js';
 import { OffloadPool } from '../../src/offload/pool.js';
 import { vectorOf } from '../../src/simulator/embeddings.js';
 import { startSimulator, type SimulatorEvent } from '../../src/simulator/index.js';
+import { CallAbort } from '../../src/suppliers/abort.js';
 import { SupplierDispatcher, type DispatchSettings, type UpstreamReply } from '../../src/suppliers/dispatch.js';
 
 const ENV = 'TOLLGATE_SUPPLIER_FETCH_REPLY_TEST';
@@ -52,11 +53,11 @@ const alpha = route('alpha', `${sim.url}/alpha/v1`);
 const beta = route('beta', `${sim.url}/beta/v1`);
 
 /** One call's attempts through the pool thread, as pipeline/upstream.ts makes them for embeddings. */
-function send(routes: Route[], input: string[], signal = new AbortController().signal): Promise<UpstreamReply> {
+function send(routes: Route[], input: string[], abort = new CallAbort()): Promise<UpstreamReply> {
   const body = JSON.stringify({ model: 'embed-1', encoding_format: 'base64', input });
   const transport = pool.fetchTransport('embeddings', {});
   if (transport === null) throw new Error('no fetch transport: the bench inline switch is set');
-  return dispatcher.send('embeddings', routes, () => body, signal, null, transport);
+  return dispatcher.send('embeddings', routes, () => body, abort, null, transport);
 }
 
 /** The `embedding` base64 strings of a decoded embeddings reply's data bytes. */
@@ -118,10 +119,10 @@ t.test('a reply over suppliers.max_reply_bytes is refused in the thread: too_lar
 
 t.test('an abort while the supplier works reaches the supplier; the thread goes on serving', async (t) => {
   const from = events.length;
-  const ac = new AbortController();
-  setTimeout(() => ac.abort(), 150);
+  const abort = new CallAbort();
+  setTimeout(() => abort.abort(), 150);
   const started = performance.now();
-  await t.rejects(send([alpha], ['slow [sim:delay_ms=600]'], ac.signal));
+  await t.rejects(send([alpha], ['slow [sim:delay_ms=600]'], abort));
   t.ok(performance.now() - started < 500, 'the call gave up at the abort, not at the answer');
   let aborted: SimulatorEvent | undefined;
   for (let i = 0; i < 50 && aborted === undefined; i++) {

@@ -8,6 +8,7 @@ import pino from 'pino';
 import t from 'tap';
 import type { Route, Supplier } from '../../src/catalog/types.js';
 import { Metrics } from '../../src/metrics/registry.js';
+import { CallAbort } from '../../src/suppliers/abort.js';
 import { SupplierDispatcher } from '../../src/suppliers/dispatch.js';
 
 const seen: Array<{ url: string; auth: string | undefined }> = [];
@@ -37,7 +38,7 @@ const revision = (prefix: string): Route => {
   return { supplier, upstreamModel: 'm', priority: 1 };
 };
 const attempt = async (route: Route) => {
-  const reply = await dispatcher.send('chat_completions', [route], () => '{}', new AbortController().signal);
+  const reply = await dispatcher.send('chat_completions', [route], () => '{}', new CallAbort());
   await reply.body!.dump();
   return seen.at(-1)!;
 };
