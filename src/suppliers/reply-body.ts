@@ -183,11 +183,11 @@ export class ReplyBody implements Dispatcher.DispatchHandler, AsyncIterableItera
     return this;
   }
 
+  /** The next chunk; what arrived while the reader was busy comes joined as one (as a Readable's read() gives it), so a busy reader writes it to its client once. */
   next(): Promise<IteratorResult<Buffer>> {
-    const chunk = this.queue.shift();
-    if (chunk !== undefined) {
-      this.queued -= chunk.length;
-      if (this.queued <= HIGH_WATER_BYTES && this.controller?.paused === true) this.controller.resume();
+    if (this.queue.length > 0) {
+      const chunk = this.queue.length === 1 ? this.queue[0]! : Buffer.concat(this.queue, this.queued);
+      this.unqueue();
       return Promise.resolve({ value: chunk, done: false });
     }
     if (this.failure !== null) return Promise.reject(this.failure);
