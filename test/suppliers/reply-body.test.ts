@@ -42,7 +42,7 @@ async function until(what: string, ok: () => boolean): Promise<void> {
 
 /** Writes `total` bytes in 64 KiB chunks as fast as the socket takes them; `written` counts what the socket accepted. */
 function flood(res: ServerResponse, total: number, progress: { written: number; finished: boolean }): void {
-  res.writeHead(200, { 'content-type': 'text/event-stream' });
+  res.writeHead(res.statusCode, { 'content-type': 'text/event-stream' });
   const chunk = Buffer.alloc(65536, 0x61);
   const more = (): void => {
     while (progress.written < total) {
@@ -169,4 +169,28 @@ t.test('a call aborted before it was sent is never sent', async (t) => {
   await t.rejects(connections.send(target('/never'), '{}', abort), CallAborted);
   await sleep(100);
   t.equal(served, 0);
+});
+
+t.test('a refusal with a body past what a dump reads out: the dump ends, the connection goes', async (t) => {
+  const progress = { written: 0, finished: false };
+  routes.set('/huge-error', (_req, res) => {
+    res.statusCode = 500;
+    flood(res, 64 << 20, progress);
+  });
+  const before = closed.length;
+  const head = await connections.send(target('/huge-error'), '{}', new CallAbort());
+  t.equal(head.statusCode, 500);
+  await head.body.dump();
+  await until('the server sees the connection closed', () => closed.length > before);
+  t.notOk(progress.finished, `the server stopped after ${progress.written} bytes`);
+});
+
+t.test('a finished attempt stops listening: the abort reaches the attempt in progress', async (t) => {
+  const abort = new CallAbort();
+  const first = await connections.send(target('/small'), '{}', abort);
+  await first.body.readAll(1 << 20);
+  const second = await connections.send(target('/slow'), '{}', abort);
+  const reading = second.body.readAll(1 << 20);
+  abort.abort();
+  await t.rejects(reading, CallAborted, 'the attempt in progress is aborted');
 });
