@@ -185,7 +185,7 @@ t.test('a refusal with a body past what a dump reads out: the dump ends, the con
   t.notOk(progress.finished, `the server stopped after ${progress.written} bytes`);
 });
 
-t.test('a finished attempt stops listening: the abort reaches the attempt in progress', async (t) => {
+t.test('a call with an earlier attempt finished: its abort reaches the attempt in progress', async (t) => {
   const abort = new CallAbort();
   const first = await connections.send(target('/small'), '{}', abort);
   await first.body.readAll(1 << 20);
