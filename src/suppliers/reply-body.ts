@@ -206,6 +206,7 @@ export class ReplyBody implements Dispatcher.DispatchHandler, AsyncIterableItera
   private unqueue(): void {
     this.queue = [];
     this.queued = 0;
-    if (this.controller?.paused === true) this.controller.resume();
+    // A stopped or finished reply has nothing left to resume.
+    if (!this.ended && this.controller?.paused === true) this.controller.resume();
   }
 }
