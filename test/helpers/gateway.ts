@@ -20,15 +20,24 @@ export interface Gateway {
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.on('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
+/**
+ * A port free now, below Linux's ephemeral range (32768–60999). A port the
+ * kernel hands out for listen(0) comes from that range, which is also where
+ * outgoing connections take their local ports: in the seconds before a
+ * gateway binds it, a test's own client connections could take it (seen in a
+ * fresh-clone CI run: "cannot listen on 127.0.0.1:41879").
+ */
+export async function freePort(): Promise<number> {
+  for (let attempt = 0; ; attempt++) {
+    const port = 20_000 + Math.floor(Math.random() * 12_000);
+    const free = await new Promise<boolean>((resolve) => {
+      const s = createServer();
+      s.once('error', () => resolve(false));
+      s.listen(port, '127.0.0.1', () => s.close(() => resolve(true)));
     });
-  });
+    if (free) return port;
+    if (attempt >= 50) throw new Error('no free port below the ephemeral range after 50 tries');
+  }
 }
 
 export function tempDir(prefix = 'tollgate-test-'): string {
