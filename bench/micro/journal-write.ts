@@ -1,17 +1,16 @@
 // What one settled call costs the primary when its usage row and charge go to
 // the store: the journal's batched write (one multi-row statement per flush),
 // on an embedded PostgreSQL started for the run. Reports, per batch size, the
-// primary's CPU per row (this process only: building the column arrays, pg's
+// primary's CPU per row (this process only: building the JSON text, pg's
 // encoding, the reply) and the server's CPU per row (every PostgreSQL process).
 // Run: npm run build && node dist/bench/micro/journal-write.js [rows-per-flush ...]
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Entry } from '../../src/ledger/records.js';
 import { createOrganization } from '../../src/organizations/store.js';
 import type { UsageRow } from '../../src/ledger/protocol.js';
-import { PgLedgerStore } from '../../src/ledger/store.js';
+import { PgLedgerStore, type SettledRow } from '../../src/ledger/store.js';
 import { openEmbeddedStore } from '../../src/store/embedded.js';
 import { migrate } from '../../src/store/migrate.js';
 import { createPool } from '../../src/store/pool.js';
@@ -34,14 +33,14 @@ function treeCpuMs(root: number): number {
   return total;
 }
 
-function row(orgId: string, requestId: string): { usage: UsageRow; entry: Entry } {
+function row(orgId: string, requestId: string): SettledRow {
   return {
     usage: {
       requestId, orgId, keyId: randomUUID(), modelId: randomUUID(), supplier: 'alpha', surface: 'chat_completions', funding: 'balance',
       inputTokens: 42, cachedInputTokens: 0, outputTokens: 16, imageUnits: 0, reservedMicros: 25_000, chargedMicros: 17,
       outcome: 'completed', meteredSource: 'supplier', holdExpired: false, ttfbMs: 3, totalMs: 5, finishedAt: Date.now(), overdraftMicros: 0,
     } as UsageRow,
-    entry: { id: `charge:${requestId}`, orgId, kind: 'charge', funding: 'balance', amount: -17, requestId, expiresAt: null, note: null },
+    writer: 'bench', // with its charge entry, as a settlement's
   };
 }
 
@@ -59,14 +58,14 @@ try {
     const batch = (): ReturnType<typeof row>[] => Array.from({ length: perFlush }, () => row(orgs[seq % orgs.length], `req_bench_${++seq}`));
     for (let i = 0; i < 5; i++) {
       const b = batch();
-      await ledger.writeBatch(b.map((r) => r.usage), b.map((r) => r.entry), b.map(() => 'bench'), true); // a first attempt, as the journal's
+      await ledger.writeBatch(b, true); // a first attempt, as the journal's
     }
     const cpu0 = process.cpuUsage();
     const server0 = treeCpuMs(store.pid);
     const t0 = performance.now();
     for (let i = 0; i < flushes; i++) {
       const b = batch();
-      await ledger.writeBatch(b.map((r) => r.usage), b.map((r) => r.entry), b.map(() => 'bench'), true); // a first attempt, as the journal's
+      await ledger.writeBatch(b, true); // a first attempt, as the journal's
     }
     const wall = performance.now() - t0;
     const cpu = process.cpuUsage(cpu0);

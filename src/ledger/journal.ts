@@ -19,18 +19,18 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from '../log/logger.js';
 import type { UsageRow } from './protocol.js';
 import type { Entry, WriteResult } from './records.js';
-import type { LedgerStore } from './store.js';
+import type { LedgerStore, SettledRow } from './store.js';
 
 /** Rows per statement: keeps one write's parameters and lock time bounded. */
 const MAX_BATCH = 2000;
 const RETRY_MIN_MS = 100;
 const RETRY_MAX_MS = 5000;
 
-interface Pending {
-  usage: UsageRow;
+interface Pending extends SettledRow {
+  /** The charge as the actor applied it (what the store writes is derived from the usage row: chargeEntry). */
   entry: Entry | null;
-  /** Names this append, so a retry can recognise its own earlier write (see LedgerStore.writeBatch). */
-  tag: string;
+  /** Names this append's charge (null: none), so a retry can recognise its own earlier write (see LedgerStore.writeBatch). */
+  writer: string | null;
   /** When it was queued (ms since epoch): the flush lag an operator sees. */
   at: number;
   /** A write that carried it failed without saying whether it committed: the next one looks for it by its tag. */
@@ -130,10 +130,10 @@ export class Journal {
     this.catchUps = still;
   }
 
-  /** Queues a usage row and its charge; resolves once they are written (or dropped as unwritable). */
+  /** Queues a usage row and its charge (the actor's chargeEntry(usage), or null); resolves once they are written (or dropped as unwritable). */
   append(usage: UsageRow, entry: Entry | null): Promise<void> {
     return new Promise((done) => {
-      this.queue.push({ usage, entry, tag: `${this.epoch}:${++this.seq}`, at: Date.now(), sent: false, done });
+      this.queue.push({ usage, entry, writer: entry === null ? null : `${this.epoch}:${++this.seq}`, at: Date.now(), sent: false, done });
       this.schedule(this.flushMs);
     });
   }
@@ -212,20 +212,8 @@ export class Journal {
   }
 
   private async write(take: Pending[]): Promise<void> {
-    const entries: Entry[] = [];
-    const tags: string[] = [];
-    for (const p of take) {
-      if (p.entry === null) continue;
-      entries.push(p.entry);
-      tags.push(p.tag);
-    }
-    const stored = await this.store.writeBatch(
-      take.map((p) => p.usage),
-      entries,
-      tags,
-      !take.some((p) => p.sent),
-    );
-    for (const e of entries) this.onStored(e, stored.has(e.id) ? 'inserted' : 'duplicate');
+    const stored = await this.store.writeBatch(take, !take.some((p) => p.sent));
+    for (const p of take) if (p.entry !== null) this.onStored(p.entry, stored.has(p.entry.id) ? 'inserted' : 'duplicate');
     for (const p of take) p.done();
   }
 

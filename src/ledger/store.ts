@@ -17,6 +17,17 @@ export function isCheckViolation(err: unknown): boolean {
   return (err as { code?: unknown })?.code === '23514';
 }
 
+/**
+ * A settlement as the store writes it: its usage row and, when `writer` is
+ * set, its charge (records.ts chargeEntry: the entry is derived from the row
+ * in the statement, not sent apart), tagged with the writer so that a retry
+ * can recognise its own earlier write.
+ */
+export interface SettledRow {
+  readonly usage: UsageRow;
+  readonly writer: string | null;
+}
+
 export interface LedgerStore {
   loadAccount(orgId: string): Promise<AccountRow | null>;
   /**
@@ -27,14 +38,14 @@ export interface LedgerStore {
    */
   loadAccounts(orgIds: string[], entryIds?: string[]): Promise<Map<string, AccountRow>>;
   /**
-   * Usage rows and charge entries in one statement. Answers the ids of the
-   * entries that are now stored by this write: inserted now, or by an earlier
-   * attempt carrying the same writer tag (its answer was lost). An entry
-   * already stored by anyone else (a repeated settlement) is not in the set.
-   * `firstAttempt`: no entry of this batch was sent before, so there is no
-   * earlier attempt to look for.
+   * Usage rows, and the charge entry of each that has a writer tag, in one
+   * statement. Answers the ids of the entries that are now stored by this
+   * write: inserted now, or by an earlier attempt carrying the same writer
+   * tag (its answer was lost). An entry already stored by anyone else (a
+   * repeated settlement) is not in the set. `firstAttempt`: no row of this
+   * batch was sent before, so there is no earlier attempt to look for.
    */
-  writeBatch(usage: UsageRow[], entries: Entry[], tags: string[], firstAttempt?: boolean): Promise<Set<string>>;
+  writeBatch(rows: readonly SettledRow[], firstAttempt?: boolean): Promise<Set<string>>;
   /** A credit (its last entry) with any forfeit before it; null when written, or what the earlier credit of the same id was. */
   writeCredit(entries: Entry[]): Promise<StoredCredit | null>;
 }
@@ -55,8 +66,9 @@ d AS (
   FROM d WHERE organizations.id = d.org_id
 )`;
 
-// Rows travel as one JSON parameter each (json_to_recordset): the primary builds one string
-// natively instead of a text array literal per column, element by element, for every flush.
+// A credit's entries (any forfeit, then the credit) as one JSON parameter (json_to_recordset): the
+// primary builds one string natively instead of a text array literal per column. No writer tag: a
+// credit is recognised on replay by its own id (writeCredit).
 const INSERT_ENTRIES = `
   INSERT INTO ledger_entries (id, org_id, kind, funding, amount_micros, request_id, expires_at, note, writer)
   SELECT id, "orgId", kind, funding, amount, "requestId", "expiresAt", note, writer
@@ -65,8 +77,22 @@ const INSERT_ENTRIES = `
   ON CONFLICT (id) DO NOTHING
   RETURNING id, org_id, funding, amount_micros`;
 
+// One JSON document per flush, parsed once (MATERIALIZED): the usage rows, and
+// from those that carry a writer tag the charge entries (records.ts
+// chargeEntry), instead of a second document repeating their ids, amounts and
+// organizations (measured: docs/performance.md, "One document per flush").
 const WRITE_BATCH = `
-WITH e AS (${INSERT_ENTRIES}
+WITH r AS MATERIALIZED (
+  SELECT * FROM json_to_recordset($1::json) AS t("requestId" text, "orgId" uuid, "keyId" text, "modelId" text, supplier text,
+    surface text, funding text, "inputTokens" bigint, "cachedInputTokens" bigint, "outputTokens" bigint, "imageUnits" bigint,
+    "reservedMicros" bigint, "chargedMicros" bigint, outcome text, "meteredSource" text, "holdExpired" bool, "ttfbMs" int,
+    "totalMs" int, "finishedAt" float8, "overdraftMicros" bigint, writer text)
+), e AS (
+  INSERT INTO ledger_entries (id, org_id, kind, funding, amount_micros, request_id, expires_at, note, writer)
+  SELECT 'charge:' || "requestId", "orgId", 'charge', funding, -"chargedMicros", "requestId", NULL, NULL, writer
+  FROM r WHERE writer IS NOT NULL
+  ON CONFLICT (id) DO NOTHING
+  RETURNING id, org_id, funding, amount_micros
 ), u AS (
   INSERT INTO usage_records (request_id, org_id, key_id, model_id, supplier, surface, funding, input_tokens, cached_input_tokens,
     output_tokens, image_units, reserved_micros, charged_micros, outcome, metered_source, hold_expired, ttfb_ms, total_ms, finished_at,
@@ -74,18 +100,15 @@ WITH e AS (${INSERT_ENTRIES}
   SELECT "requestId", "orgId", "keyId", "modelId", supplier, surface, funding, "inputTokens", "cachedInputTokens", "outputTokens",
     "imageUnits", "reservedMicros", "chargedMicros", outcome, "meteredSource", "holdExpired", "ttfbMs", "totalMs",
     to_timestamp("finishedAt" / 1000.0), "overdraftMicros"
-  FROM json_to_recordset($2::json) AS t("requestId" text, "orgId" uuid, "keyId" text, "modelId" text, supplier text, surface text,
-    funding text, "inputTokens" bigint, "cachedInputTokens" bigint, "outputTokens" bigint, "imageUnits" bigint, "reservedMicros" bigint,
-    "chargedMicros" bigint, outcome text, "meteredSource" text, "holdExpired" bool, "ttfbMs" int, "totalMs" int, "finishedAt" float8,
-    "overdraftMicros" bigint)
+  FROM r
   ON CONFLICT (request_id) DO NOTHING
 ), ${applyEntries('')}
 SELECT id FROM e
 UNION ALL
--- Other sub-statements do not see the rows e inserts: these are earlier attempts of this very write. $3 false (a
+-- Other sub-statements do not see the rows e inserts: these are earlier attempts of this very write. $2 false (a
 -- first attempt: there is none) skips the join, which PostgreSQL plans as a scan of the whole journal.
-SELECT l.id FROM ledger_entries l JOIN json_to_recordset($1::json) AS w(id text, writer text) ON l.id = w.id AND l.writer = w.writer
-WHERE $3::bool`;
+SELECT l.id FROM ledger_entries l JOIN r ON l.id = 'charge:' || r."requestId" AND l.writer = r.writer
+WHERE $2::bool`;
 
 // A package credit may set the expiry; it moves only if the credit was inserted.
 const WRITE_CREDIT = `
@@ -93,9 +116,10 @@ WITH e AS (${INSERT_ENTRIES}
 ), ${applyEntries(', package_expires_at = coalesce($2::timestamptz, package_expires_at)')}
 SELECT id FROM e`;
 
-/** The entries as INSERT_ENTRIES reads them, each with its writer tag (null: no retry to recognise). */
-function entriesJson(entries: Entry[], tags: Array<string | null>): string {
-  return pgJson(entries.map((e, i) => ({ ...e, writer: tags[i] })));
+
+/** A row of WRITE_BATCH's document: the usage row, with its writer tag when it carries a charge. */
+function batchRow(r: SettledRow): UsageRow | (UsageRow & { writer: string }) {
+  return r.writer === null ? r.usage : { ...r.usage, writer: r.writer };
 }
 
 const wellFormed = (_key: string, v: unknown): unknown => (typeof v === 'string' ? (v as string & { toWellFormed(): string }).toWellFormed() : v);
@@ -143,16 +167,16 @@ export class PgLedgerStore implements LedgerStore {
     return out;
   }
 
-  async writeBatch(usage: UsageRow[], entries: Entry[], tags: string[], firstAttempt = false): Promise<Set<string>> {
+  async writeBatch(rows: readonly SettledRow[], firstAttempt = false): Promise<Set<string>> {
     // Named: each connection parses and plans this large statement once, not on every flush.
-    const values = [entriesJson(entries, tags), pgJson(usage), !firstAttempt];
-    const { rows } = await this.pool.query<{ id: string }>({ name: 'ledger_write_batch', text: WRITE_BATCH, values });
-    return new Set(rows.map((r) => r.id));
+    const values = [pgJson(rows.map(batchRow)), !firstAttempt];
+    const { rows: stored } = await this.pool.query<{ id: string }>({ name: 'ledger_write_batch', text: WRITE_BATCH, values });
+    return new Set(stored.map((r) => r.id));
   }
 
   async writeCredit(entries: Entry[]): Promise<StoredCredit | null> {
     const credit = entries[entries.length - 1];
-    const { rows } = await this.pool.query<{ id: string }>(WRITE_CREDIT, [entriesJson(entries, entries.map(() => null)), credit.expiresAt]);
+    const { rows } = await this.pool.query<{ id: string }>(WRITE_CREDIT, [pgJson(entries), credit.expiresAt]);
     if (rows.some((r) => r.id === credit.id)) return null;
     const prior = await this.pool.query('SELECT amount_micros, funding FROM ledger_entries WHERE id = $1', [credit.id]);
     return { amount: Number(prior.rows[0]?.amount_micros ?? 0), funding: prior.rows[0]?.funding ?? credit.funding };

@@ -2,8 +2,8 @@
 // unique by id, balances moved only by inserted entries, writer tags
 // recognised on retry), plus switches to make writes fail or wait.
 import type { UsageRow } from '../../src/ledger/protocol.js';
-import type { AccountRow, Entry } from '../../src/ledger/records.js';
-import type { LedgerStore, StoredCredit } from '../../src/ledger/store.js';
+import { chargeEntry, type AccountRow, type Entry } from '../../src/ledger/records.js';
+import type { LedgerStore, SettledRow, StoredCredit } from '../../src/ledger/store.js';
 
 interface StoredEntry extends Entry {
   writer: string | null;
@@ -58,15 +58,17 @@ export class FakeStore implements LedgerStore {
     return stored;
   }
 
-  async writeBatch(usage: UsageRow[], entries: Entry[], tags: string[], firstAttempt = false): Promise<Set<string>> {
+  async writeBatch(rows: readonly SettledRow[], firstAttempt = false): Promise<Set<string>> {
     this.writes++;
     if (this.gate !== null) await this.gate;
     const fail = this.failNext;
     this.failNext = null;
     if (fail === 'connection') throw new Error('connection terminated');
-    if (fail === 'data' || usage.some((u) => this.poison.has(u.requestId))) throw Object.assign(new Error('bad data'), { code: '22003' });
-    for (const u of usage) if (!this.usage.has(u.requestId)) this.usage.set(u.requestId, { ...u });
-    const stored = this.insert(entries, tags, !firstAttempt);
+    if (fail === 'data' || rows.some((r) => this.poison.has(r.usage.requestId))) throw Object.assign(new Error('bad data'), { code: '22003' });
+    for (const { usage: u } of rows) if (!this.usage.has(u.requestId)) this.usage.set(u.requestId, { ...u });
+    // As the statement: the charge entry is derived from the row (chargeEntry), tagged with its writer.
+    const charged = rows.filter((r) => r.writer !== null);
+    const stored = this.insert(charged.map((r) => chargeEntry(r.usage)), charged.map((r) => r.writer), !firstAttempt);
     if (fail === 'lost-answer') throw new Error('connection lost after commit');
     return stored;
   }

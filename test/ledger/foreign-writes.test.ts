@@ -5,7 +5,6 @@
 // never twice, never missing.
 import t, { type Test } from 'tap';
 import { SETTLE_CHECK_AFTER_MS } from '../../src/ledger/ledger.js';
-import { chargeEntry } from '../../src/ledger/records.js';
 import { FakeStore } from './fake-store.js';
 import { FakeClock, makeLedger, ORG, usage } from './helpers.js';
 
@@ -23,7 +22,7 @@ async function setup(t: Test) {
   t.same(await ledger.reserve({ requestId: 'r1', orgId: ORG, funding: 'balance', amount: HOLD, owner: 'w' }), { ok: true });
   const u = usage('r1', CHARGE, HOLD);
   /** The worker's direct write: the journal's own statement, another writer tag. */
-  const direct = (): Promise<unknown> => store.writeBatch([{ ...u }], [chargeEntry({ ...u })], ['direct:w']);
+  const direct = (): Promise<unknown> => store.writeBatch([{ usage: { ...u }, writer: 'direct:w' }]);
   const view = async (): Promise<[number, number]> => {
     const v = (await ledger.account(ORG))!;
     return [v.balance, v.heldBalance];

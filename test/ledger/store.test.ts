@@ -15,17 +15,6 @@ import { tempDir } from '../helpers/gateway.js';
 import { testDatabase } from '../helpers/services.js';
 import { usage } from './helpers.js';
 
-const charge = (orgId: string, requestId: string, amount: number, funding: 'balance' | 'package' = 'balance'): Entry => ({
-  id: 'charge:' + requestId,
-  orgId,
-  kind: 'charge',
-  funding,
-  amount: -amount,
-  requestId,
-  expiresAt: null,
-  note: null,
-});
-
 async function suite(t: Test, pool: Pool): Promise<void> {
   await migrate(pool);
   const store = new PgLedgerStore(pool);
@@ -40,19 +29,36 @@ async function suite(t: Test, pool: Pool): Promise<void> {
   t.equal(await store.loadAccount(randomUUID()), null);
   t.equal(await store.loadAccount('not-a-uuid'), null);
 
-  const rows = [usage('r1', 1500, 5000, 'balance', orgId), usage('r2', 0, 5000, 'balance', orgId), usage('r3', 2500, 5000, 'balance', orgId)];
-  const stored = await store.writeBatch(rows, [charge(orgId, 'r1', 1500), charge(orgId, 'r3', 2500)], ['t:1', 't:3']);
+  // r2 charged nothing: a usage row and no entry.
+  const rows = [
+    { usage: usage('r1', 1500, 5000, 'balance', orgId), writer: 't:1' },
+    { usage: usage('r2', 0, 5000, 'balance', orgId), writer: null },
+    { usage: usage('r3', 2500, 5000, 'balance', orgId), writer: 't:3' },
+  ];
+  const stored = await store.writeBatch(rows);
   t.same([...stored].sort(), ['charge:r1', 'charge:r3']);
+  const entries = await pool.query(
+    "SELECT id, org_id, kind, funding, amount_micros, request_id, expires_at, note, writer FROM ledger_entries WHERE kind = 'charge' AND org_id = $1 ORDER BY id",
+    [orgId],
+  );
+  t.same(
+    entries.rows,
+    [
+      { id: 'charge:r1', org_id: orgId, kind: 'charge', funding: 'balance', amount_micros: -1500, request_id: 'r1', expires_at: null, note: null, writer: 't:1' },
+      { id: 'charge:r3', org_id: orgId, kind: 'charge', funding: 'balance', amount_micros: -2500, request_id: 'r3', expires_at: null, note: null, writer: 't:3' },
+    ],
+    'each row with a writer has its charge entry, as chargeEntry makes it, tagged; a row without one has none',
+  );
   t.equal((await store.loadAccount(orgId))!.balance, 10_000_000 - 4000);
 
   // A retry of the same write (its answer lost): recognised by its tags, nothing moves twice.
-  const again = await store.writeBatch(rows, [charge(orgId, 'r1', 1500), charge(orgId, 'r3', 2500)], ['t:1', 't:3']);
+  const again = await store.writeBatch(rows);
   t.same([...again].sort(), ['charge:r1', 'charge:r3']);
   // A first attempt does not look for an earlier one (the journal says so when no write carried its rows before).
-  const first = await store.writeBatch(rows, [charge(orgId, 'r1', 1500), charge(orgId, 'r3', 2500)], ['t:1', 't:3'], true);
+  const first = await store.writeBatch(rows, true);
   t.same([...first], [], 'a first attempt finds no earlier attempt of its own');
   // A genuine repeat (another write's tags): not stored, nothing moves.
-  const repeat = await store.writeBatch([usage('r1', 1500, 5000, 'balance', orgId)], [charge(orgId, 'r1', 1500)], ['t:99']);
+  const repeat = await store.writeBatch([{ usage: usage('r1', 1500, 5000, 'balance', orgId), writer: 't:99' }]);
   t.same([...repeat], []);
   t.equal((await store.loadAccount(orgId))!.balance, 10_000_000 - 4000);
   const page = await listUsage(pool, orgId, 10);
@@ -90,7 +96,7 @@ async function suite(t: Test, pool: Pool): Promise<void> {
   const note = await pool.query('SELECT note FROM ledger_entries WHERE id = $1', [lone.id]);
   t.equal(note.rows[0].note, 'a\ufffdb', 'as U+FFFD');
   const odd = { ...usage('r-lone', 10, 100, 'balance', orgId), supplier: 'sim\udc00' };
-  t.same([...(await store.writeBatch([odd], [charge(orgId, 'r-lone', 10)], ['t:lone']))], ['charge:r-lone'], 'a batch with one is written whole');
+  t.same([...(await store.writeBatch([{ usage: odd, writer: 't:lone' }]))], ['charge:r-lone'], 'a batch with one is written whole');
   t.equal((await store.loadAccount(orgId))!.balance, 10_000_000 - 4000 + 5 - 10);
 }
 

@@ -21,7 +21,6 @@ import type { Redis } from 'ioredis';
 import type { Logger } from '../../log/logger.js';
 import { createPool, type Pool } from '../../store/pool.js';
 import type { AccountView, CreditCommand, CreditReply, LedgerClient, ProgressCommand, ReleaseCommand, ReserveCommand, ReserveReply, ReserveRequest, SettleCommand, UsageRow } from '../protocol.js';
-import { chargeEntry } from '../records.js';
 import { PgLedgerStore } from '../store.js';
 import { redisConnection } from './connection.js';
 import { SHARDS, shardOf, type Envelope, type Op, type RedisKeys, type ReplyMessage } from './keys.js';
@@ -315,8 +314,7 @@ export class RedisLedgerClient implements LedgerClient {
     // The actor's settlement rule (actor.ts settle): the whole charge, the part above the hold recorded as overdraft.
     const charged = Number.isSafeInteger(usage.chargedMicros) ? Math.max(0, usage.chargedMicros) : usage.reservedMicros;
     const row: UsageRow = { ...usage, chargedMicros: charged, overdraftMicros: Math.max(0, charged - usage.reservedMicros) };
-    const entries = charged > 0 ? [chargeEntry(row)] : [];
-    await new PgLedgerStore(this.pool).writeBatch([row], entries, entries.map(() => `direct:${this.owner}`));
+    await new PgLedgerStore(this.pool).writeBatch([{ usage: row, writer: charged > 0 ? `direct:${this.owner}` : null }]);
     this.opts.logger.warn({ rid: usage.requestId, org: usage.orgId, charged }, 'ledger: actor unreachable; settlement written to the store directly');
   }
 
