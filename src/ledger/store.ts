@@ -1,10 +1,14 @@
-// What the ledger reads from and writes to PostgreSQL. Every write is one
-// statement (a batch of usage rows and journal entries, multi-row through
-// json_to_recordset): atomic without an explicit transaction, one round trip per flush.
+// What the ledger reads from and writes to PostgreSQL. A batch of usage rows
+// and journal entries is written in one transaction per flush: by COPY when
+// it is the batch's first attempt (the common case, and the cheapest for the
+// server), else (a retry, or a first attempt that met a row already stored)
+// by one statement that skips what is already there and recognises its own
+// earlier attempt.
 import type { Funding } from '../money/money.js';
 import type { Pool } from '../store/pool.js';
 import type { UsageRow } from './protocol.js';
 import type { AccountRow, Entry } from './records.js';
+import { copyField, copyIn } from '../store/copy-in.js';
 import { isUuid } from '../store/uuid.js';
 
 export interface StoredCredit {
@@ -110,12 +114,40 @@ UNION ALL
 SELECT l.id FROM ledger_entries l JOIN r ON l.id = 'charge:' || r."requestId" AND l.writer = r.writer
 WHERE $2::bool`;
 
+// The COPY path (writeBatch): the same rows and entries as WRITE_BATCH, taken by COPY in one
+// transaction left open for the balances' UPDATE and the COMMIT. COPY has no ON CONFLICT: a row
+// already stored fails it whole (unique_violation), and the batch goes by WRITE_BATCH instead.
+const COPY_BATCH = `BEGIN;
+COPY usage_records (request_id, org_id, key_id, model_id, supplier, surface, funding, input_tokens, cached_input_tokens, output_tokens,
+  image_units, reserved_micros, charged_micros, outcome, metered_source, hold_expired, ttfb_ms, total_ms, finished_at, overdraft_micros) FROM STDIN;
+COPY ledger_entries (id, org_id, kind, funding, amount_micros, request_id, writer) FROM STDIN`;
+const APPLY_CHARGES = `
+UPDATE organizations SET balance_micros = balance_micros + v.b, package_micros = package_micros + v.p
+FROM unnest($1::uuid[], $2::bigint[], $3::bigint[]) AS v(id, b, p) WHERE organizations.id = v.id`;
+const UNIQUE_VIOLATION = '23505';
+
 // A package credit may set the expiry; it moves only if the credit was inserted.
 const WRITE_CREDIT = `
 WITH e AS (${INSERT_ENTRIES}
 ), ${applyEntries(', package_expires_at = coalesce($2::timestamptz, package_expires_at)')}
 SELECT id FROM e`;
 
+
+/** A usage row as a COPY text-format line, in COPY_BATCH's column order. */
+function usageLine(u: UsageRow): string {
+  return (
+    `${copyField(u.requestId)}\t${copyField(u.orgId)}\t${copyField(u.keyId)}\t${copyField(u.modelId)}\t${copyField(u.supplier)}\t` +
+    `${copyField(u.surface)}\t${copyField(u.funding)}\t${copyField(u.inputTokens)}\t${copyField(u.cachedInputTokens)}\t` +
+    `${copyField(u.outputTokens)}\t${copyField(u.imageUnits)}\t${copyField(u.reservedMicros)}\t${copyField(u.chargedMicros)}\t` +
+    `${copyField(u.outcome)}\t${copyField(u.meteredSource)}\t${copyField(u.holdExpired)}\t${copyField(u.ttfbMs)}\t` +
+    `${copyField(u.totalMs)}\t${timestampField(u.finishedAt)}\t${copyField(u.overdraftMicros)}\n`
+  );
+}
+
+/** ms since epoch as timestamptz text; null (refused: the column is NOT NULL) when it is not a date, as to_timestamp(null) in WRITE_BATCH. */
+function timestampField(ms: number): string {
+  return typeof ms === 'number' && Number.isFinite(ms) && Math.abs(ms) <= 8.64e15 ? new Date(ms).toISOString() : '\\N';
+}
 
 /** A row of WRITE_BATCH's document: the usage row, with its writer tag when it carries a charge. */
 function batchRow(r: SettledRow): UsageRow | (UsageRow & { writer: string }) {
@@ -167,11 +199,62 @@ export class PgLedgerStore implements LedgerStore {
     return out;
   }
 
+  /** Batches written by COPY, and first attempts that met a row already stored and went by the statement instead. */
+  readonly copyStats = { copied: 0, conflicts: 0 };
+
   async writeBatch(rows: readonly SettledRow[], firstAttempt = false): Promise<Set<string>> {
+    if (firstAttempt && rows.length > 0) {
+      try {
+        const stored = await this.copyBatch(rows);
+        this.copyStats.copied++;
+        return stored;
+      } catch (err) {
+        // Another writer's row or entry (a repeated settlement, a direct write): nothing of the COPY was kept.
+        if ((err as { code?: unknown }).code !== UNIQUE_VIOLATION) throw err;
+        this.copyStats.conflicts++;
+      }
+    }
     // Named: each connection parses and plans this large statement once, not on every flush.
     const values = [pgJson(rows.map(batchRow)), !firstAttempt];
     const { rows: stored } = await this.pool.query<{ id: string }>({ name: 'ledger_write_batch', text: WRITE_BATCH, values });
     return new Set(stored.map((r) => r.id));
+  }
+
+  /** A first attempt: every row and entry is new, so all of its entries are stored by it, or none (it throws). */
+  private async copyBatch(rows: readonly SettledRow[]): Promise<Set<string>> {
+    let usage = '';
+    let entries = '';
+    const stored = new Set<string>();
+    // Per organization, exact: [balance, package] moved by this batch's charges.
+    const moved = new Map<string, [bigint, bigint]>();
+    for (const { usage: u, writer } of rows) {
+      usage += usageLine(u);
+      if (writer === null) continue;
+      const id = 'charge:' + u.requestId;
+      entries += `${copyField(id)}\t${copyField(u.orgId)}\tcharge\t${copyField(u.funding)}\t${copyField(-u.chargedMicros)}\t${copyField(u.requestId)}\t${copyField(writer)}\n`;
+      stored.add(id);
+      let sums = moved.get(u.orgId);
+      if (sums === undefined) moved.set(u.orgId, (sums = [0n, 0n]));
+      // Not a whole number: COPY has already refused the entry's amount, and the transaction with it.
+      if (Number.isSafeInteger(u.chargedMicros)) sums[u.funding === 'package' ? 1 : 0] -= BigInt(u.chargedMicros);
+    }
+    const client = await this.pool.connect();
+    let broken: Error | undefined;
+    try {
+      await copyIn(client, COPY_BATCH, [Buffer.from(usage, 'utf8'), Buffer.from(entries, 'utf8')]);
+      if (moved.size > 0) {
+        const ids = [...moved.keys()];
+        await client.query(APPLY_CHARGES, [ids, ids.map((o) => String(moved.get(o)![0])), ids.map((o) => String(moved.get(o)![1]))]);
+      }
+      await client.query('COMMIT');
+      return stored;
+    } catch (err) {
+      await client.query('ROLLBACK').catch((e: Error) => (broken = e));
+      throw err;
+    } finally {
+      // A client that cannot even roll back is not given to the next write.
+      client.release(broken);
+    }
   }
 
   async writeCredit(entries: Entry[]): Promise<StoredCredit | null> {

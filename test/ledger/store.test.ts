@@ -1,13 +1,15 @@
 // The SQL of the ledger, on the test PostgreSQL and on the embedded one: one
-// statement moves the journal, the balances and the usage rows together; a
-// repeat inserts nothing; a retry recognises its own committed write.
+// write moves the journal, the balances and the usage rows together (by COPY
+// on a first attempt, else by one statement); a repeat inserts nothing; a
+// retry recognises its own committed write.
 import { randomUUID } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import t, { type Test } from 'tap';
 import type { Entry } from '../../src/ledger/records.js';
 import { listUsage } from '../../src/console/usage-store.js';
 import { createOrganization, readOrganization, updateOrganization } from '../../src/organizations/store.js';
-import { PgLedgerStore } from '../../src/ledger/store.js';
+import type { UsageRow } from '../../src/ledger/protocol.js';
+import { PgLedgerStore, type SettledRow } from '../../src/ledger/store.js';
 import { openEmbeddedStore } from '../../src/store/embedded.js';
 import { migrate } from '../../src/store/migrate.js';
 import { createPool, type Pool } from '../../src/store/pool.js';
@@ -98,6 +100,63 @@ async function suite(t: Test, pool: Pool): Promise<void> {
   const odd = { ...usage('r-lone', 10, 100, 'balance', orgId), supplier: 'sim\udc00' };
   t.same([...(await store.writeBatch([{ usage: odd, writer: 't:lone' }]))], ['charge:r-lone'], 'a batch with one is written whole');
   t.equal((await store.loadAccount(orgId))!.balance, 10_000_000 - 4000 + 5 - 10);
+
+  await copyPath(t, pool, store, orgId);
+}
+
+/**
+ * A batch's first attempt goes by COPY: it must store exactly what the
+ * statement stores (every column, odd text, nulls, both fundings), move the
+ * balances by exactly its charges, and fall back to the statement, keeping
+ * nothing of the COPY, when a row is already stored.
+ */
+async function copyPath(t: Test, pool: Pool, store: PgLedgerStore, orgId: string): Promise<void> {
+  const start = (await store.loadAccount(orgId))!;
+  const odd = (id: string, charged: number, funding: 'balance' | 'package'): UsageRow => ({
+    ...usage(id, charged, 5000, funding, orgId),
+    keyId: 'key\ud800', // a lone surrogate
+    modelId: 'm\t1\n2\\3\r', // every character COPY's text format escapes
+    supplier: null,
+    meteredSource: null,
+    ttfbMs: null,
+    holdExpired: true,
+    overdraftMicros: 7,
+    finishedAt: 1_764_000_000_123,
+  });
+  const batch = (prefix: string): SettledRow[] => [
+    { usage: odd(`${prefix}1`, 700, 'balance'), writer: `t:${prefix}1` },
+    { usage: odd(`${prefix}2`, 0, 'balance'), writer: null },
+    { usage: odd(`${prefix}3`, 300, 'package'), writer: `t:${prefix}3` },
+  ];
+  const copied = store.copyStats.copied;
+  t.same([...(await store.writeBatch(batch('c'), true))].sort(), ['charge:c1', 'charge:c3'], 'a first attempt stores every entry');
+  t.equal(store.copyStats.copied, copied + 1, 'by COPY');
+  await store.writeBatch(batch('s')); // the same rows by the statement (not a first attempt)
+  // Every column but the request id.
+  const read = async (prefix: string): Promise<Array<Record<string, unknown>>> =>
+    (await pool.query('SELECT * FROM usage_records WHERE request_id LIKE $1 ORDER BY request_id', [`${prefix}_`])).rows.map(({ request_id: _id, ...rest }) => rest);
+  const usageRows = await read('c');
+  t.equal(usageRows.length, 3);
+  t.same(usageRows, await read('s'), 'usage rows: COPY stores what the statement stores');
+  t.match(usageRows[0], { key_id: 'key\ufffd', model_id: 'm\t1\n2\\3\r', supplier: null, metered_source: null, ttfb_ms: null, hold_expired: true, overdraft_micros: 7 });
+  t.equal(new Date(usageRows[0].finished_at as Date).getTime(), 1_764_000_000_123, 'to the millisecond');
+  const entries = (await pool.query("SELECT id, kind, funding, amount_micros, request_id, writer FROM ledger_entries WHERE id LIKE 'charge:c_' ORDER BY id")).rows;
+  t.same(entries, [
+    { id: 'charge:c1', kind: 'charge', funding: 'balance', amount_micros: -700, request_id: 'c1', writer: 't:c1' },
+    { id: 'charge:c3', kind: 'charge', funding: 'package', amount_micros: -300, request_id: 'c3', writer: 't:c3' },
+  ]);
+  const after = (await store.loadAccount(orgId))!;
+  t.equal(after.balance, start.balance - 700 - 700, 'the balance moved by both batches\' charges, exactly');
+  t.equal(after.package, start.package - 300 - 300);
+
+  // A first attempt with a row another writer stored: the COPY fails whole, the statement writes the rest.
+  const conflicts = store.copyStats.conflicts;
+  const mixed = [{ usage: odd('c1', 700, 'balance'), writer: 't:other' }, { usage: odd('c4', 40, 'balance'), writer: 't:c4' }];
+  t.same([...(await store.writeBatch(mixed, true))], ['charge:c4'], 'only the new entry is stored by it');
+  t.equal(store.copyStats.conflicts, conflicts + 1, 'after the COPY met the stored row');
+  t.equal((await store.loadAccount(orgId))!.balance, start.balance - 700 - 700 - 40, 'the stored charge is not counted twice');
+  const c4 = await pool.query("SELECT count(*)::int AS n FROM usage_records WHERE request_id = 'c4'");
+  t.equal(c4.rows[0].n, 1, 'nothing of the failed COPY was kept twice');
 }
 
 t.test('real PostgreSQL', async (t) => {
