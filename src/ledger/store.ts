@@ -84,7 +84,7 @@ const INSERT_ENTRIES = `
 // One JSON document per flush, parsed once (MATERIALIZED): the usage rows, and
 // from those that carry a writer tag the charge entries (records.ts
 // chargeEntry), instead of a second document repeating their ids, amounts and
-// organizations (measured: docs/performance.md, "One document per flush").
+// organizations (measured: docs/performance.md, "The journal's write by COPY").
 const WRITE_BATCH = `
 WITH r AS MATERIALIZED (
   SELECT * FROM json_to_recordset($1::json) AS t("requestId" text, "orgId" uuid, "keyId" text, "modelId" text, supplier text,

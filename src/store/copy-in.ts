@@ -2,8 +2,8 @@
 // protocol, so it may hold several statements) whose COPY statements each
 // take the next of the given chunks of text-format rows. The ledger's
 // journal writes its batches this way (ledger/store.ts): PostgreSQL takes rows
-// by COPY for about two thirds of the CPU an INSERT … SELECT from a JSON
-// document costs it (docs/performance.md, "COPY").
+// by COPY for 55–65% of the CPU an INSERT … SELECT from a JSON document costs
+// it (docs/performance.md, "The journal's write by COPY").
 import type pg from 'pg';
 
 /** The pg Submittable protocol (pg's own Query implements the same handlers). */
