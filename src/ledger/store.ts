@@ -43,7 +43,7 @@ export interface LedgerStore {
   loadAccounts(orgIds: string[], entryIds?: string[]): Promise<Map<string, AccountRow>>;
   /**
    * Usage rows, and the charge entry of each that has a writer tag, in one
-   * statement. Answers the ids of the entries that are now stored by this
+   * transaction. Answers the ids of the entries that are now stored by this
    * write: inserted now, or by an earlier attempt carrying the same writer
    * tag (its answer was lost). An entry already stored by anyone else (a
    * repeated settlement) is not in the set. `firstAttempt`: no row of this
@@ -131,7 +131,6 @@ const WRITE_CREDIT = `
 WITH e AS (${INSERT_ENTRIES}
 ), ${applyEntries(', package_expires_at = coalesce($2::timestamptz, package_expires_at)')}
 SELECT id FROM e`;
-
 
 /** A usage row as a COPY text-format line, in COPY_BATCH's column order. */
 function usageLine(u: UsageRow): string {
