@@ -5,7 +5,7 @@
 // by one statement that skips what is already there and recognises its own
 // earlier attempt.
 import type { Funding } from '../money/money.js';
-import type { Pool } from '../store/pool.js';
+import { isServerError, type Pool } from '../store/pool.js';
 import type { UsageRow } from './protocol.js';
 import type { AccountRow, Entry } from './records.js';
 import { copyField, copyIn } from '../store/copy-in.js';
@@ -248,10 +248,14 @@ export class PgLedgerStore implements LedgerStore {
       await client.query('COMMIT');
       return stored;
     } catch (err) {
-      await client.query('ROLLBACK').catch((e: Error) => (broken = e));
+      // The server refused something: the connection is sound once rolled back. Anything else (a read
+      // timeout, a lost connection) leaves it in an unknown state: dropped at once, not waited on for a
+      // ROLLBACK that could only time out in turn.
+      if (isServerError(err)) await client.query('ROLLBACK').catch((e: Error) => (broken = e));
+      else broken = err as Error;
       throw err;
     } finally {
-      // A client that cannot even roll back is not given to the next write.
+      // A broken client is not given to the next write.
       client.release(broken);
     }
   }

@@ -24,6 +24,11 @@ export function createPool(connectionString: string, max: number): pg.Pool {
   return pool;
 }
 
+/** PostgreSQL answered with an error (a SQLSTATE): the connection itself is sound. Not so for a timeout or a lost connection. */
+export function isServerError(err: unknown): boolean {
+  return err instanceof pg.DatabaseError;
+}
+
 /** Runs `fn` inside one transaction on one client. */
 export async function inTransaction<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
   const client = await pool.connect();

@@ -6,6 +6,8 @@ export interface CuttableProxy {
   port: number;
   /** Drops every open connection and refuses new ones. */
   cut(): Promise<void>;
+  /** The open connections stop carrying bytes either way, and stay open (a network that swallows packets); new ones work. */
+  stall(): void;
   restore(): Promise<void>;
   close(): Promise<void>;
 }
@@ -50,6 +52,9 @@ export async function startProxy(targetHost: string, targetPort: number, port = 
       return boundPort;
     },
     cut: stop,
+    stall: () => {
+      for (const s of sockets) s.pause();
+    },
     restore: listen,
     close: stop,
   };

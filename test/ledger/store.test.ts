@@ -14,6 +14,7 @@ import { openEmbeddedStore } from '../../src/store/embedded.js';
 import { migrate } from '../../src/store/migrate.js';
 import { createPool, type Pool } from '../../src/store/pool.js';
 import { tempDir } from '../helpers/gateway.js';
+import { proxiedDatabase } from '../helpers/tcp-proxy.js';
 import { testDatabase } from '../helpers/services.js';
 import { usage } from './helpers.js';
 
@@ -177,4 +178,35 @@ t.test('embedded PostgreSQL', async (t) => {
     rmSync(dir, { recursive: true, force: true });
   });
   await suite(t, pool);
+});
+
+// A network that swallows packets mid-COPY: the write fails at pg's read timeout (10 s, store/pool.ts) and
+// the connection is dropped then. Rolling it back first would wait out a second timeout on the same
+// connection (20 s in all, the journal's retries held up as long); the next write takes a fresh connection.
+t.test('a COPY whose connection stalls fails at its timeout and its connection is dropped, not rolled back', async (t) => {
+  const url = await testDatabase(t);
+  if (url === null) return;
+  const { proxy, url: viaProxy } = await proxiedDatabase(url);
+  const pool = createPool(viaProxy, 1);
+  t.teardown(async () => {
+    await pool.end();
+    await proxy.close();
+  });
+  await migrate(pool);
+  const orgId = randomUUID();
+  await createOrganization(pool, orgId, 'Stall test', 10_000_000);
+  const store = new PgLedgerStore(pool);
+  t.same([...(await store.writeBatch([{ usage: usage('before', 10, 100, 'balance', orgId), writer: 't:b' }], true))], ['charge:before']);
+  proxy.stall();
+  const started = Date.now();
+  const failed = await store.writeBatch([{ usage: usage('stalled', 20, 100, 'balance', orgId), writer: 't:s' }], true).then(
+    () => null,
+    (err: Error) => err,
+  );
+  const ms = Date.now() - started;
+  t.ok(failed !== null, `the stalled write fails (${failed?.message})`);
+  t.ok(ms < 15_000, `at the read timeout, not after a second one for the ROLLBACK (${ms} ms)`);
+  // The journal's retry: a fresh connection through the proxy (new connections carry bytes), by the statement.
+  t.same([...(await store.writeBatch([{ usage: usage('stalled', 20, 100, 'balance', orgId), writer: 't:s' }]))], ['charge:stalled']);
+  t.equal((await store.loadAccount(orgId))!.balance, 10_000_000 - 10 - 20, 'the retry stored the charge once');
 });
