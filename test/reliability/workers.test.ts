@@ -96,15 +96,17 @@ if (rig !== null) {
     const killedAt = Date.now();
     for (const pid of children(gw.proc.pid!)) process.kill(pid, 'SIGKILL');
     for (const s of streams) await s.reader.cancel().catch(() => {});
-    await until('workers replaced', () => children(gw.proc.pid!).length === 2, 10_000);
     // The embedded host sees each worker's IPC channel close and settles its streams on their progress at once
     // (Ledger.ownerGone), not two leases later (the Redis host's way: docs/billing.md, "Interrupted streams").
+    // Watched from the kill, not from the replacements' start: after the storm above, the primary's restart
+    // backoff can hold a replacement back longer than a lease, which used to leave this loop no turn at all.
     let missing = streams.map((s) => s.id);
-    while (missing.length > 0 && Date.now() - killedAt < LEASE_MS) {
+    do {
       await sleep(100);
       missing = await missingRows(rig.db, missing);
-    }
+    } while (missing.length > 0 && Date.now() - killedAt < LEASE_MS);
     t.same(missing, [], `the ${streams.length} streams that had delivered output when their worker died are billed, within ${Date.now() - killedAt} ms (a lease is ${LEASE_MS} ms)`);
+    await until('workers replaced', () => children(gw.proc.pid!).length === 2, 10_000);
   });
 
   t.test('the embedded store’s host killed: the next start recovers, no acknowledged charge lost', async (t) => {
