@@ -32,6 +32,8 @@ export function watchLedger(metrics: Metrics, host: LedgerHost): void {
       ledger_progress_settlements_total: s.progressSettled,
       ledger_store_behind_waits_total: s.storeWaits,
       ledger_store_behind_refusals_total: s.storeRefusals,
+      ledger_store_copy_writes_total: s.storeCopyWrites,
+      ledger_store_statement_writes_total: s.storeStatementWrites,
     };
     if (s.shardsOwned !== undefined) {
       out.ledger_shards_owned = s.shardsOwned;

@@ -306,6 +306,8 @@ export class Ledger implements LedgerCore {
       progressSettled: this.expiry.progressSettled,
       storeWaits: this.storeGate.waits,
       storeRefusals: this.storeGate.refusals,
+      storeCopyWrites: this.store.writePaths?.copy ?? 0,
+      storeStatementWrites: this.store.writePaths?.statement ?? 0,
     };
   }
 

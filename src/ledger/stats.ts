@@ -24,6 +24,9 @@ export interface LedgerStats {
   /** Reservations held back because the journal was behind billing.journal_max_lag_ms, and those of them refused (503), since start (store-gate.ts). */
   storeWaits: number;
   storeRefusals: number;
+  /** The journal's batches written since start: by COPY, and by the statement (retries, and batches that met a row already stored: store.ts). */
+  storeCopyWrites: number;
+  storeStatementWrites: number;
 }
 
 /** The holds and allotments open across `actors`: counts, money held, and the oldest hold's age at `now`. */

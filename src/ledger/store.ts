@@ -52,6 +52,8 @@ export interface LedgerStore {
   writeBatch(rows: readonly SettledRow[], firstAttempt?: boolean): Promise<Set<string>>;
   /** A credit (its last entry) with any forfeit before it; null when written, or what the earlier credit of the same id was. */
   writeCredit(entries: Entry[]): Promise<StoredCredit | null>;
+  /** Batches written since start, by path: COPY (first attempts), or the statement (retries, and first attempts that met a stored row). */
+  readonly writePaths?: { copy: number; statement: number };
 }
 
 
@@ -198,24 +200,23 @@ export class PgLedgerStore implements LedgerStore {
     return out;
   }
 
-  /** Batches written by COPY, and first attempts that met a row already stored and went by the statement instead. */
-  readonly copyStats = { copied: 0, conflicts: 0 };
+  readonly writePaths = { copy: 0, statement: 0 };
 
   async writeBatch(rows: readonly SettledRow[], firstAttempt = false): Promise<Set<string>> {
     if (firstAttempt && rows.length > 0) {
       try {
         const stored = await this.copyBatch(rows);
-        this.copyStats.copied++;
+        this.writePaths.copy++;
         return stored;
       } catch (err) {
         // Another writer's row or entry (a repeated settlement, a direct write): nothing of the COPY was kept.
         if ((err as { code?: unknown }).code !== UNIQUE_VIOLATION) throw err;
-        this.copyStats.conflicts++;
       }
     }
     // Named: each connection parses and plans this large statement once, not on every flush.
     const values = [pgJson(rows.map(batchRow)), !firstAttempt];
     const { rows: stored } = await this.pool.query<{ id: string }>({ name: 'ledger_write_batch', text: WRITE_BATCH, values });
+    this.writePaths.statement++;
     return new Set(stored.map((r) => r.id));
   }
 

@@ -38,6 +38,8 @@ const SERIES: Record<string, [type: 'gauge' | 'counter' | 'summary', help: strin
   ledger_overdraft_settlements_total: ['counter', 'Settlements charged above their hold by the ledger here.'],
   ledger_store_behind_waits_total: ['counter', 'Reservations held back because the journal was behind billing.journal_max_lag_ms.'],
   ledger_store_behind_refusals_total: ['counter', 'Reservations refused (503) after waiting for a journal that stayed behind.'],
+  ledger_store_copy_writes_total: ['counter', 'Journal batches written to the store by COPY (first attempts).'],
+  ledger_store_statement_writes_total: ['counter', 'Journal batches written by the statement: retries, and first attempts that met a row already stored.'],
   ledger_expired_holds_total: ['counter', 'Holds released by their lease or maximum age without a settlement.'],
   ledger_progress_settlements_total: ['counter', 'Holds settled on their stream\'s last progress after their owner died (outcome interrupted).'],
   ledger_shards_owned: ['gauge', 'Redis ledger: shards this instance owns now.'],

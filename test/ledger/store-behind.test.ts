@@ -81,6 +81,15 @@ if (db !== null) {
       return res.status === 200;
     }, 20_000);
     await eventually('the journal is written', async () => (await scrape(gw.url)).sum('tollgate_ledger_journal_backlog') === 0, 20_000);
+    // The writes the cut failed were retried by the statement; a call settled after that is a fresh batch, written by COPY.
+    const after = await chat();
+    await after.text();
+    t.equal(after.status, 200);
+    answered++;
+    await eventually('its batch is written', async () => (await scrape(gw.url)).sum('tollgate_ledger_journal_backlog') === 0, 10_000);
+    const paths = await scrape(gw.url);
+    t.ok(paths.sum('tollgate_ledger_store_statement_writes_total') >= 1, 'the retries went by the statement');
+    t.ok(paths.sum('tollgate_ledger_store_copy_writes_total') >= 1, 'a fresh batch by COPY');
     const usage = async (): Promise<any> => console_(gw.url, 'GET', `/organizations/${orgId}/usage`);
     await eventually('the usage rows are in', async () => (await usage()).total_requests >= answered, 10_000);
     const totals = await usage();

@@ -129,9 +129,9 @@ async function copyPath(t: Test, pool: Pool, store: PgLedgerStore, orgId: string
     { usage: odd(`${prefix}2`, 0, 'balance'), writer: null },
     { usage: odd(`${prefix}3`, 300, 'package'), writer: `t:${prefix}3` },
   ];
-  const copied = store.copyStats.copied;
+  const copied = store.writePaths.copy;
   t.same([...(await store.writeBatch(batch('c'), true))].sort(), ['charge:c1', 'charge:c3'], 'a first attempt stores every entry');
-  t.equal(store.copyStats.copied, copied + 1, 'by COPY');
+  t.equal(store.writePaths.copy, copied + 1, 'by COPY');
   await store.writeBatch(batch('s')); // the same rows by the statement (not a first attempt)
   // Every column but the request id.
   const read = async (prefix: string): Promise<Array<Record<string, unknown>>> =>
@@ -151,10 +151,10 @@ async function copyPath(t: Test, pool: Pool, store: PgLedgerStore, orgId: string
   t.equal(after.package, start.package - 300 - 300);
 
   // A first attempt with a row another writer stored: the COPY fails whole, the statement writes the rest.
-  const conflicts = store.copyStats.conflicts;
+  const [copies, statements] = [store.writePaths.copy, store.writePaths.statement];
   const mixed = [{ usage: odd('c1', 700, 'balance'), writer: 't:other' }, { usage: odd('c4', 40, 'balance'), writer: 't:c4' }];
   t.same([...(await store.writeBatch(mixed, true))], ['charge:c4'], 'only the new entry is stored by it');
-  t.equal(store.copyStats.conflicts, conflicts + 1, 'after the COPY met the stored row');
+  t.same([store.writePaths.copy, store.writePaths.statement], [copies, statements + 1], 'by the statement, after the COPY met the stored row');
   t.equal((await store.loadAccount(orgId))!.balance, start.balance - 700 - 700 - 40, 'the stored charge is not counted twice');
   const c4 = await pool.query("SELECT count(*)::int AS n FROM usage_records WHERE request_id = 'c4'");
   t.equal(c4.rows[0].n, 1, 'nothing of the failed COPY was kept twice');
