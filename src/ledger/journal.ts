@@ -29,8 +29,6 @@ const RETRY_MAX_MS = 5000;
 interface Pending extends SettledRow {
   /** The charge as the actor applied it (what the store writes is derived from the usage row: chargeEntry). */
   entry: Entry | null;
-  /** Names this append's charge (null: none), so a retry can recognise its own earlier write (see LedgerStore.writeBatch). */
-  writer: string | null;
   /** When it was queued (ms since epoch): the flush lag an operator sees. */
   at: number;
   /** A write that carried it failed without saying whether it committed: the next one looks for it by its tag. */

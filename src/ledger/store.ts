@@ -5,7 +5,7 @@
 // by one statement that skips what is already there and recognises its own
 // earlier attempt.
 import type { Funding } from '../money/money.js';
-import { isServerError, type Pool } from '../store/pool.js';
+import { inTransaction, type Pool } from '../store/pool.js';
 import type { UsageRow } from './protocol.js';
 import type { AccountRow, Entry } from './records.js';
 import { copyField, copyIn } from '../store/copy-in.js';
@@ -116,10 +116,10 @@ UNION ALL
 SELECT l.id FROM ledger_entries l JOIN r ON l.id = 'charge:' || r."requestId" AND l.writer = r.writer
 WHERE $2::bool`;
 
-// The COPY path (writeBatch): the same rows and entries as WRITE_BATCH, taken by COPY in one
-// transaction left open for the balances' UPDATE and the COMMIT. COPY has no ON CONFLICT: a row
+// The COPY path (writeBatch): the same rows and entries as WRITE_BATCH, taken by COPY, then the
+// balances' UPDATE, in one transaction (inTransaction). COPY has no ON CONFLICT: a row
 // already stored fails it whole (unique_violation), and the batch goes by WRITE_BATCH instead.
-const COPY_BATCH = `BEGIN;
+const COPY_BATCH = `
 COPY usage_records (request_id, org_id, key_id, model_id, supplier, surface, funding, input_tokens, cached_input_tokens, output_tokens,
   image_units, reserved_micros, charged_micros, outcome, metered_source, hold_expired, ttfb_ms, total_ms, finished_at, overdraft_micros) FROM STDIN;
 COPY ledger_entries (id, org_id, kind, funding, amount_micros, request_id, writer) FROM STDIN`;
@@ -238,27 +238,13 @@ export class PgLedgerStore implements LedgerStore {
       // Not a whole number: COPY has already refused the entry's amount, and the transaction with it.
       if (Number.isSafeInteger(u.chargedMicros)) sums[u.funding === 'package' ? 1 : 0] -= BigInt(u.chargedMicros);
     }
-    const client = await this.pool.connect();
-    let broken: Error | undefined;
-    try {
+    await inTransaction(this.pool, async (client) => {
       await copyIn(client, COPY_BATCH, [Buffer.from(usage, 'utf8'), Buffer.from(entries, 'utf8')]);
-      if (moved.size > 0) {
-        const ids = [...moved.keys()];
-        await client.query(APPLY_CHARGES, [ids, ids.map((o) => String(moved.get(o)![0])), ids.map((o) => String(moved.get(o)![1]))]);
-      }
-      await client.query('COMMIT');
-      return stored;
-    } catch (err) {
-      // The server refused something: the connection is sound once rolled back. Anything else (a read
-      // timeout, a lost connection) leaves it in an unknown state: dropped at once, not waited on for a
-      // ROLLBACK that could only time out in turn.
-      if (isServerError(err)) await client.query('ROLLBACK').catch((e: Error) => (broken = e));
-      else broken = err as Error;
-      throw err;
-    } finally {
-      // A broken client is not given to the next write.
-      client.release(broken);
-    }
+      if (moved.size === 0) return;
+      const ids = [...moved.keys()];
+      await client.query(APPLY_CHARGES, [ids, ids.map((o) => String(moved.get(o)![0])), ids.map((o) => String(moved.get(o)![1]))]);
+    });
+    return stored;
   }
 
   async writeCredit(entries: Entry[]): Promise<StoredCredit | null> {

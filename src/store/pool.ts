@@ -24,23 +24,27 @@ export function createPool(connectionString: string, max: number): pg.Pool {
   return pool;
 }
 
-/** PostgreSQL answered with an error (a SQLSTATE): the connection itself is sound. Not so for a timeout or a lost connection. */
-export function isServerError(err: unknown): boolean {
-  return err instanceof pg.DatabaseError;
-}
+/** A sound connection rolls back in milliseconds; one that does not answer by then is not waited on. */
+const ROLLBACK_TIMEOUT_MS = 1000;
 
-/** Runs `fn` inside one transaction on one client. */
+/**
+ * Runs `fn` inside one transaction on one client. On failure the transaction
+ * is rolled back; a client that cannot roll back (its connection lost, or
+ * still held by a query that timed out unanswered: the ROLLBACK would only
+ * queue behind it) is dropped from the pool, never given to the next caller.
+ */
 export async function inTransaction<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
   const client = await pool.connect();
+  let broken: Error | undefined;
   try {
     await client.query('BEGIN');
     const out = await fn(client);
     await client.query('COMMIT');
     return out;
   } catch (err) {
-    await client.query('ROLLBACK').catch(() => {});
+    await client.query({ text: 'ROLLBACK', query_timeout: ROLLBACK_TIMEOUT_MS } as pg.QueryConfig).catch((e: Error) => (broken = e));
     throw err;
   } finally {
-    client.release();
+    client.release(broken);
   }
 }

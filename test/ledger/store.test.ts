@@ -180,10 +180,11 @@ t.test('embedded PostgreSQL', async (t) => {
   await suite(t, pool);
 });
 
-// A network that swallows packets mid-COPY: the write fails at pg's read timeout (10 s, store/pool.ts) and
-// the connection is dropped then. Rolling it back first would wait out a second timeout on the same
-// connection (20 s in all, the journal's retries held up as long); the next write takes a fresh connection.
-t.test('a COPY whose connection stalls fails at its timeout and its connection is dropped, not rolled back', async (t) => {
+// A network that swallows packets mid-COPY: the write fails at pg's read timeout (10 s, store/pool.ts), and
+// the ROLLBACK, queued behind the unanswered COPY, gets 1 s before the connection is dropped (inTransaction).
+// With the pool's own timeout for it, that was 20 s in all, the journal's retries held up as long; the next
+// write takes a fresh connection.
+t.test('a COPY whose connection stalls fails at its timeout and its connection is dropped, not waited on again', async (t) => {
   const url = await testDatabase(t);
   if (url === null) return;
   const { proxy, url: viaProxy } = await proxiedDatabase(url);
