@@ -33,6 +33,7 @@ Settings
   --gateway-cpus 0  --load-cpus 1   (taskset lists)   --no-pin   run unpinned
   --profile              also CPU-profile a Tollgate worker under the unary scenario and summarise it
   --profile-scenario ID  …under this scenario instead (e.g. embeddings: what a large reply costs the event loop)
+  --profile-ext          …a Tollgate on the given --database-url / --redis-url instead (tollgate-ext is stopped first: they would share its shards)
   --micro                also run the micro-benchmarks (bench/ledger-roundtrip.ts, bench/micro/prepare.ts)
   --out DIR              where the JSON and HTML reports go (default bench/results)`;
 
@@ -80,6 +81,8 @@ export interface Options {
   micro: boolean;
   profile: boolean;
   profileScenario: string;
+  /** Profile a Tollgate on databaseUrl / redisUrl (the tollgate-ext set-up) rather than on the embedded default. */
+  profileExt: boolean;
   sweep: { workers: number[]; threads: number[]; connections: number[]; scenarios: string[] };
 }
 
@@ -124,6 +127,7 @@ export function parseOptions(argv: string[]): Options | null {
       'no-pin': { type: 'boolean' },
       profile: { type: 'boolean' },
       'profile-scenario': { type: 'string', default: 'unary' },
+      'profile-ext': { type: 'boolean' },
       micro: { type: 'boolean' },
       out: { type: 'string', default: join(packageRoot, 'bench/results') },
     },
@@ -182,6 +186,7 @@ export function parseOptions(argv: string[]): Options | null {
     if (pairs.length === 0 || pairs.some((kv) => kv.length !== 2 || kv[0] === '')) throw new Error(`--variant expects NAME:KEY=VALUE[,KEY=VALUE…], got '${spec}'`);
     variants.push({ name: spec.slice(0, colon), env: Object.fromEntries(pairs) });
   }
+  if (values['profile-ext'] === true && values['database-url'] === undefined && values['redis-url'] === undefined) throw new Error('--profile-ext profiles the Tollgate of --database-url / --redis-url: give one');
   const num = (v: string | undefined, fallback: number, flag: string): number => (v === undefined ? fallback : ints(v, flag)[0]!);
   return {
     mode,
@@ -204,6 +209,7 @@ export function parseOptions(argv: string[]): Options | null {
     micro: values.micro === true,
     profile: values.profile === true,
     profileScenario: scenarioById(values['profile-scenario']!).id,
+    profileExt: values['profile-ext'] === true,
     sweep: {
       workers: values['sweep-workers'] !== undefined ? ints(values['sweep-workers'], '--sweep-workers') : workerSteps(values['no-pin'] ? availableParallelism() : cpuCount(values['gateway-cpus']!)),
       threads: ints(values['sweep-threads']!, '--sweep-threads'),

@@ -122,10 +122,11 @@ function render(s: Omit<ProfileSummary, 'text'>): string {
 
 export async function runProfile(ctx: MeasureContext, o: Options, simUrl: string, gwCpus: string | null, log: (s: string) => void): Promise<ProfileSummary> {
   const dir = mkdtempSync(join(tmpdir(), 'tollgate-prof-'));
-  log('profiling: starting a Tollgate with --cpu-prof…');
+  const ext = o.profileExt ? { databaseUrl: o.databaseUrl, redisUrl: o.redisUrl } : {};
+  log(`profiling: starting a Tollgate with --cpu-prof${o.profileExt ? ' on the given DATABASE_URL / REDIS_URL' : ''}…`);
   // 200 µs sampling: a request costs ~100-200 µs, so the default 1 ms would see too few; finer costs too much.
   const nodeArgs = ['--cpu-prof', `--cpu-prof-dir=${dir}`, '--cpu-prof-interval=200'];
-  const gw = await startTollgate({ name: 'tollgate-profiled', cpus: gwCpus, simUrl, workers: o.workers, piscinaMaxThreads: o.threads, nodeArgs });
+  const gw = await startTollgate({ name: 'tollgate-profiled', cpus: gwCpus, simUrl, workers: o.workers, piscinaMaxThreads: o.threads, nodeArgs, ...ext });
   const scenario = scenarioById(o.profileScenario);
   let from = 0;
   let to = 0;

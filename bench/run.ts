@@ -80,6 +80,7 @@ async function main(): Promise<number> {
       log(`\n${report.sweep.table}\n\n${report.sweep.verdict.text}`);
     } else {
       await runScenarios(ctx, o, targets, report);
+      if (o.profile && o.profileExt) await targets.find((t) => t.name === 'tollgate-ext')?.stop(); // the profiled one takes its place in the deployment
       if (o.profile) report.profile = await runProfile(ctx, o, sim.url, gwCpus, log);
     }
     if (o.micro) report.micro = await runMicro(gwCpus, log);

@@ -179,6 +179,8 @@ export class OrgActor {
   adopt(hold: HoldRecord): boolean {
     if (this.holds.has(hold.requestId) || this.closed.has(hold.requestId)) return false;
     this.holds.set(hold.requestId, hold);
+    if (hold.allotment === true) this.allotments.open++;
+    if (hold.carved === true) this.allotments.carved++;
     if (hold.funding === 'balance') this.heldBalance += hold.amount;
     else this.heldPackage += hold.amount;
     return true;

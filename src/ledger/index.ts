@@ -100,6 +100,7 @@ export function connectLedger(config: Config, channel: WorkerChannel, logger: Lo
       holdLeaseMs: config.billing.hold_lease_ms,
       holdMaxMs: config.billing.hold_max_ms,
       flushMs: config.billing.flush_ms,
+      allotmentCalls: config.billing.allotment_calls,
       databaseUrl: config.database_url,
       logger,
     });

@@ -114,20 +114,25 @@ export class Ledger implements LedgerCore {
    * The worker stopped spending an allotment (idle, aged, recalled, or
    * exiting): its calls still in progress become holds of their own, the
    * rest is voided. Delivered in order with the worker's settlements, so a
-   * call it settled before retiring is not among `inFlight`.
+   * call it settled before retiring is not among `inFlight`. Answers the
+   * holds carved for those calls (the Redis host mirrors them).
    */
-  async retired(cmd: RetiredCommand): Promise<void> {
+  async retired(cmd: RetiredCommand): Promise<HoldRecord[]> {
     const actor = this.actors.get(cmd.orgId) ?? (await this.activate(cmd.orgId));
+    const carved: HoldRecord[] = [];
     if (actor !== null) {
       const now = this.clock();
       for (const call of cmd.inFlight) {
         const hold = actor.allotments.carve(cmd.id, call.requestId, call.amount, call.startedAt);
-        if (hold !== null) this.leases.add(hold, now);
+        if (hold === null) continue;
+        this.leases.add(hold, now);
+        carved.push(hold);
       }
       const allotment = actor.allotments.retire(cmd.id, cmd.unused, now);
       if (allotment !== null) this.leases.drop(allotment);
     }
     this.recalls.gone(cmd.id);
+    return carved;
   }
 
   async settle(cmd: SettleCommand): Promise<void> {
@@ -269,11 +274,16 @@ export class Ledger implements LedgerCore {
     return this.unwritten.get(requestId);
   }
 
-  /** Every open hold (the Redis host mirrors them so that the next owner of a shard can adopt them). */
+  /** Every open hold, workers' allotments too (the Redis host mirrors them so that the next owner of a shard can adopt them). */
   openHolds(): HoldRecord[] {
     const out: HoldRecord[] = [];
-    for (const actor of this.actors.values()) for (const hold of actor.holds.values()) if (hold.allotment !== true) out.push(hold);
+    for (const actor of this.actors.values()) for (const hold of actor.holds.values()) out.push(hold);
     return out;
+  }
+
+  /** The open hold (or allotment) `id` of an active organization, or null. */
+  openHold(orgId: string, id: string): HoldRecord | null {
+    return this.actors.get(orgId)?.holds.get(id) ?? null;
   }
 
   /**

@@ -11,7 +11,7 @@ export interface ReserveRequest {
   funding: Funding;
   /** Micros to hold: the priced bound. */
   amount: number;
-  /** The embedded host only: what the worker would like allotted besides this call (allotments.ts). */
+  /** What the worker would like allotted besides this call (allotments.ts). */
   allot?: AllotmentWant;
 }
 

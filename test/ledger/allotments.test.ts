@@ -1,17 +1,18 @@
 // Allotments (src/ledger/allotments.ts) through real processes: a cluster
 // primary hosting the actors and two forked workers reserving over real IPC,
-// on the embedded PostgreSQL. A worker reserves most calls from money and
+// on the embedded PostgreSQL; the exact refusals also with the actors on the
+// Redis host (its shards' owner), the workers reserving over Redis streams. A worker reserves most calls from money and
 // admissions its actor granted it in advance; these tests hold it to what the
 // per-call path promised: exact refusals (money and quota) across workers,
 // books exact to the micro, nothing held once the calls are done, a dead
 // worker's allotment free at once, and a stream reserved from an allotment
 // still settled on its progress when its worker dies.
 import { randomUUID } from 'node:crypto';
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { boundCost } from '../../src/billing/pricing.js';
 import type { Hold } from '../../src/billing/types.js';
 import type { Price } from '../../src/catalog/types.js';
-import { books, settleOnBoth, startHarness, type ReserveArgs, type ReserveResult } from './harness.js';
+import { books, settleOnBoth, startHarness, startRedisHarness, type Harness, type ReserveArgs, type ReserveResult } from './harness.js';
 
 const PRICE: Price = { inputPerMtok: 2_500_000, cachedInputPerMtok: 1_250_000, outputPerMtok: 10_000_000, imageUnit: 0 };
 const MODEL = { modelId: randomUUID(), price: PRICE };
@@ -51,61 +52,75 @@ async function until(what: () => Promise<boolean>, ms: number): Promise<boolean>
   return what();
 }
 
-t.test('money: a balance spread over two workers\' allotments admits exactly K calls, and the books are exact', async (t) => {
-  const h = await startHarness(t, { store: 'embedded', workers: 2 });
-  const K = 200;
-  const credits = K * C;
-  const orgId = await h.call<string>('createOrg', { id: randomUUID(), balance: credits, ...NO_QUOTA });
-  // One call on each worker opens an allotment there; the race then runs the balance down to its last call.
-  const first = [await h.worker<ReserveResult>(0, 'reserve', args(orgId, 'w0', 1)[0]), await h.worker<ReserveResult>(1, 'reserve', args(orgId, 'w1', 1)[0])];
-  const opened = await h.call<Stats>('stats');
-  t.equal(opened.allotments, 2, 'each worker holds an allotment after its first call');
-  t.ok(opened.heldMicros > 2 * C, `the allotments hold money in advance (${opened.heldMicros} µ held for 2 calls of ${C})`);
-  const [a, b] = await Promise.all([
-    h.worker<ReserveResult[]>(0, 'reserveMany', { list: args(orgId, 'a', 150) }),
-    h.worker<ReserveResult[]>(1, 'reserveMany', { list: args(orgId, 'b', 150) }),
-  ]);
-  const all = [...first, ...a, ...b];
-  const admitted = all.filter((r): r is { ok: true; hold: Hold } => r.ok);
-  const refused = all.filter((r) => !r.ok);
-  t.equal(admitted.length, K, `exactly K=${K} of ${all.length} admitted`);
-  t.ok(
-    refused.every((r) => !r.ok && r.code === 'insufficient_funds' && r.status === 402),
-    'the rest refused with insufficient_funds (402), none by the quota',
-  );
-  t.match(refused[0], { limit: { kind: 'funds', available: '0.00' } });
-  const settles = admitted.map((r, i) => ({ hold: r.hold, metered: metered(i) }));
-  await settleOnBoth(h, settles);
-  const money = await books(h, orgId);
-  t.equal(money.rows, K, 'one usage row per admitted call');
-  t.equal(money.balance, credits - money.charged, 'balance = credits − sum(charged), to the micro');
-  t.equal(money.journal, money.balance, 'and = the sum of its journal');
-  const overdrafts = await h.call<Array<{ n: string }>>('sql', { text: 'SELECT count(*) AS n FROM usage_records WHERE org_id = $1 AND (hold_expired OR overdraft_micros > 0)', params: [orgId] });
-  t.equal(Number(overdrafts[0].n), 0, 'no settlement found its hold gone, none charged above it');
-  const view = await h.worker<{ balance: number; heldBalance: number; openHolds: number }>(1, 'account', { orgId });
-  t.same([view.balance, view.heldBalance, view.openHolds], [money.balance, 0, 0], 'the account view (which recalls the allotments) agrees with the store and holds nothing');
-  await Promise.all([h.worker(0, 'settle', settles[0]), h.worker(1, 'settle', settles[0]), h.worker(0, 'settle', settles[5])]);
-  t.same(await books(h, orgId), money, 'repeated settlements changed nothing');
-});
+/** Two workers on the embedded host (actors in the cluster primary, over IPC) or on the Redis host (actors in the shards' owner, over Redis streams). */
+function start(t: Test, host: Host, env: Record<string, string> = {}): Promise<Harness | null> {
+  return host === 'embedded' ? startHarness(t, { store: 'embedded', workers: 2, env }) : startRedisHarness(t, { workers: 2, env });
+}
 
-t.test('quota: admissions spread over two workers\' allotments admit exactly the per-second limit', async (t) => {
-  const h = await startHarness(t, { store: 'embedded', workers: 2 });
-  const orgId = await h.call<string>('createOrg', { id: randomUUID(), balance: 1000 * C, quotaPerSecond: 40, quotaPerMinute: 100_000 });
-  // Open an allotment on each worker in an earlier second: its admissions of that second go back with the next ask.
-  await h.worker(0, 'reserve', args(orgId, 'warm0', 1)[0]);
-  await h.worker(1, 'reserve', args(orgId, 'warm1', 1)[0]);
-  t.equal((await h.call<Stats>('stats')).allotments, 2, 'both workers hold an allotment');
-  await new Promise((r) => setTimeout(r, 1000 - (Date.now() % 1000) + 5));
-  const [a, b] = await Promise.all([
-    h.worker<ReserveResult[]>(0, 'reserveMany', { list: args(orgId, 'qa', 35) }),
-    h.worker<ReserveResult[]>(1, 'reserveMany', { list: args(orgId, 'qb', 35) }),
-  ]);
-  const all = [...a, ...b];
-  const limited = all.filter((r) => !r.ok);
-  t.equal(all.filter((r) => r.ok).length, 40, `exactly 40 admitted in the second (${all.filter((r) => r.ok).length})`);
-  t.ok(limited.every((r) => !r.ok && r.code === 'rate_limited' && r.status === 429), 'the other 30 refused 429');
-  t.match(limited[0], { limit: { kind: 'request_quota', window: 'per_second', limit: 40 } });
-});
+type Host = 'embedded' | 'redis';
+const HOSTS: Host[] = ['embedded', 'redis'];
+
+for (const host of HOSTS) {
+  t.test(`money (${host} host): a balance spread over two workers\' allotments admits exactly K calls, and the books are exact`, async (t) => {
+    const h = await start(t, host);
+    if (h === null) return;
+    const K = 200;
+    const credits = K * C;
+    const orgId = await h.call<string>('createOrg', { id: randomUUID(), balance: credits, ...NO_QUOTA });
+    // One call on each worker opens an allotment there; the race then runs the balance down to its last call.
+    const first = [await h.worker<ReserveResult>(0, 'reserve', args(orgId, 'w0', 1)[0]), await h.worker<ReserveResult>(1, 'reserve', args(orgId, 'w1', 1)[0])];
+    const opened = await h.call<Stats>('stats');
+    t.equal(opened.allotments, 2, 'each worker holds an allotment after its first call');
+    t.ok(opened.heldMicros > 2 * C, `the allotments hold money in advance (${opened.heldMicros} µ held for 2 calls of ${C})`);
+    const [a, b] = await Promise.all([
+      h.worker<ReserveResult[]>(0, 'reserveMany', { list: args(orgId, 'a', 150) }),
+      h.worker<ReserveResult[]>(1, 'reserveMany', { list: args(orgId, 'b', 150) }),
+    ]);
+    const all = [...first, ...a, ...b];
+    const admitted = all.filter((r): r is { ok: true; hold: Hold } => r.ok);
+    const refused = all.filter((r) => !r.ok);
+    t.equal(admitted.length, K, `exactly K=${K} of ${all.length} admitted`);
+    t.ok(
+      refused.every((r) => !r.ok && r.code === 'insufficient_funds' && r.status === 402),
+      'the rest refused with insufficient_funds (402), none by the quota',
+    );
+    t.match(refused[0], { limit: { kind: 'funds', available: '0.00' } });
+    const settles = admitted.map((r, i) => ({ hold: r.hold, metered: metered(i) }));
+    await settleOnBoth(h, settles);
+    const money = await books(h, orgId);
+    t.equal(money.rows, K, 'one usage row per admitted call');
+    t.equal(money.balance, credits - money.charged, 'balance = credits − sum(charged), to the micro');
+    t.equal(money.journal, money.balance, 'and = the sum of its journal');
+    const overdrafts = await h.call<Array<{ n: string }>>('sql', { text: 'SELECT count(*) AS n FROM usage_records WHERE org_id = $1 AND (hold_expired OR overdraft_micros > 0)', params: [orgId] });
+    t.equal(Number(overdrafts[0].n), 0, 'no settlement found its hold gone, none charged above it');
+    const view = await h.worker<{ balance: number; heldBalance: number; openHolds: number }>(1, 'account', { orgId });
+    t.same([view.balance, view.heldBalance, view.openHolds], [money.balance, 0, 0], 'the account view (which recalls the allotments) agrees with the store and holds nothing');
+    await Promise.all([h.worker(0, 'settle', settles[0]), h.worker(1, 'settle', settles[0]), h.worker(0, 'settle', settles[5])]);
+    t.same(await books(h, orgId), money, 'repeated settlements changed nothing');
+  });
+}
+
+for (const host of HOSTS) {
+  t.test(`quota (${host} host): admissions spread over two workers\' allotments admit exactly the per-second limit`, async (t) => {
+    const h = await start(t, host);
+    if (h === null) return;
+    const orgId = await h.call<string>('createOrg', { id: randomUUID(), balance: 1000 * C, quotaPerSecond: 40, quotaPerMinute: 100_000 });
+    // Open an allotment on each worker in an earlier second: its admissions of that second go back with the next ask.
+    await h.worker(0, 'reserve', args(orgId, 'warm0', 1)[0]);
+    await h.worker(1, 'reserve', args(orgId, 'warm1', 1)[0]);
+    t.equal((await h.call<Stats>('stats')).allotments, 2, 'both workers hold an allotment');
+    await new Promise((r) => setTimeout(r, 1000 - (Date.now() % 1000) + 5));
+    const [a, b] = await Promise.all([
+      h.worker<ReserveResult[]>(0, 'reserveMany', { list: args(orgId, 'qa', 35) }),
+      h.worker<ReserveResult[]>(1, 'reserveMany', { list: args(orgId, 'qb', 35) }),
+    ]);
+    const all = [...a, ...b];
+    const limited = all.filter((r) => !r.ok);
+    t.equal(all.filter((r) => r.ok).length, 40, `exactly 40 admitted in the second (${all.filter((r) => r.ok).length})`);
+    t.ok(limited.every((r) => !r.ok && r.code === 'rate_limited' && r.status === 429), 'the other 30 refused 429');
+    t.match(limited[0], { limit: { kind: 'request_quota', window: 'per_second', limit: 40 } });
+  });
+}
 
 t.test('unused allotments go back: on idle, and at once when their worker dies', async (t) => {
   const h = await startHarness(t, { store: 'embedded', workers: 2, env: { HOLD_LEASE_MS: '60000' } });

@@ -3,8 +3,12 @@
 // it operations.
 import { fork, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
+import { Redis } from 'ioredis';
 import type { Test } from 'tap';
 import { packageRoot } from '../../src/config/paths.js';
+import { redisPrefix } from '../../src/ledger/redis/keys.js';
+import { sharedRedis } from '../e2e/scale-out-helpers.js';
+import { testDatabase } from '../helpers/services.js';
 import type { ReserveArgs, ReserveResult, SettleArgs } from '../fixtures/ledger-harness.js';
 
 export type { ReserveArgs, ReserveResult, SettleArgs };
@@ -64,6 +68,26 @@ export async function startHarness(t: Test, opts: HarnessOptions): Promise<Harne
   };
   t.teardown(close);
   return { pids, call, worker: (index, op, args) => call('worker', { index, op, args }), close };
+}
+
+/**
+ * The harness with the ledger on the Redis host: the shared redis-server and
+ * the test PostgreSQL, this deployment's keys deleted afterwards. Null (the
+ * reason printed) when either is not there.
+ */
+export async function startRedisHarness(t: Test, opts: { workers: number; env?: Record<string, string> }): Promise<Harness | null> {
+  const redisUrl = await sharedRedis(t);
+  const db = redisUrl === null ? null : await testDatabase(t);
+  if (redisUrl === null || db === null) return null;
+  const h = await startHarness(t, { store: db, workers: opts.workers, env: { REDIS_URL: redisUrl, ...opts.env } });
+  t.teardown(async () => {
+    await h.close();
+    const redis = new Redis(redisUrl);
+    const keys = await redis.keys(`${redisPrefix(db)}*`);
+    if (keys.length > 0) await redis.del(...keys);
+    redis.disconnect();
+  });
+  return h;
 }
 
 /** An organization's money as the store holds it, once worker 0 has synced the ledger: the balance, the sum of its journal, the sum charged in its usage rows and their count. */

@@ -4,14 +4,11 @@
 // ledger hosts: a real cluster (test/fixtures/ledger-harness.ts) whose worker
 // Billing reaches the embedded host over IPC, or the Redis-streams host.
 import { randomUUID } from 'node:crypto';
-import { Redis } from 'ioredis';
 import t, { type Test } from 'tap';
 import { boundCost, costOf } from '../../src/billing/pricing.js';
 import type { Price } from '../../src/catalog/types.js';
-import { redisPrefix } from '../../src/ledger/redis/keys.js';
-import { sharedRedis } from '../e2e/scale-out-helpers.js';
 import { testDatabase } from '../helpers/services.js';
-import { startHarness, type Harness, type ReserveResult } from './harness.js';
+import { startHarness, startRedisHarness, type Harness, type ReserveResult } from './harness.js';
 
 const PRICE: Price = { inputPerMtok: 2_500_000, cachedInputPerMtok: 1_250_000, outputPerMtok: 10_000_000, imageUnit: 0 };
 const BOUND = { inputTokens: 100, outputTokens: 50, imageUnits: 0 };
@@ -21,21 +18,9 @@ const METERED = { inputTokens: 9000, cachedInputTokens: 0, cacheWriteTokens: 0, 
 const COST = costOf(PRICE, { inputTokens: 9000, cachedInputTokens: 0, outputTokens: 40, imageUnits: 0 });
 
 async function harness(t: Test, redis: boolean): Promise<Harness | null> {
-  const redisUrl = redis ? await sharedRedis(t) : null;
-  if (redis && redisUrl === null) return null;
+  if (redis) return startRedisHarness(t, { workers: 1 });
   const db = await testDatabase(t);
-  if (db === null) return null;
-  const h = await startHarness(t, { store: db, workers: 1, env: redisUrl === null ? {} : { REDIS_URL: redisUrl } });
-  if (redisUrl !== null) {
-    t.teardown(async () => {
-      await h.close();
-      const r = new Redis(redisUrl);
-      const keys = await r.keys(`${redisPrefix(db)}*`);
-      if (keys.length > 0) await r.del(...keys);
-      r.disconnect();
-    });
-  }
-  return h;
+  return db === null ? null : startHarness(t, { store: db, workers: 1 });
 }
 
 for (const host of ['embedded', 'redis'] as const) {

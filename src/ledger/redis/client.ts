@@ -9,6 +9,11 @@
 // background. Once in the stream it stays there until the shard's owner has
 // written it (XACK after the journal), so nobody needs the actor's answer.
 //
+// Most calls make no reservation round trip at all: the worker reserves them
+// from its allotments (../allotments.ts), granted by the shard's owner along
+// with the reservations it does send, and given back by a 'retired' command in
+// the same stream as its settlements (docs/billing.md, "Allotments").
+//
 // When Redis cannot be reached a reservation fails at once (the caller
 // answers 503: no unbilled traffic). A settlement, though, is money already
 // spent: if it cannot reach the actor, the worker writes its charge and usage
@@ -20,7 +25,8 @@ import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { Logger } from '../../log/logger.js';
 import { createPool, type Pool } from '../../store/pool.js';
-import type { AccountView, CreditCommand, CreditReply, LedgerClient, ProgressCommand, ReleaseCommand, ReserveCommand, ReserveReply, ReserveRequest, SettleCommand, UsageRow } from '../protocol.js';
+import { Allotments } from '../allotments.js';
+import type { AccountView, CreditCommand, CreditReply, LedgerClient, ProgressCommand, ReleaseCommand, ReserveCommand, ReserveReply, ReserveRequest, RetiredCommand, SettleCommand, UsageRow } from '../protocol.js';
 import { PgLedgerStore } from '../store.js';
 import { redisConnection } from './connection.js';
 import { SHARDS, shardOf, type Envelope, type Op, type RedisKeys, type ReplyMessage } from './keys.js';
@@ -48,6 +54,8 @@ const RESEND_WINDOW_MS = 2000;
 /** How long a worker's first commands wait for its reply channel and command connection before answering 503. */
 const FIRST_SUBSCRIPTION_WAIT_MS = 1000;
 
+const OK: ReserveReply = { ok: true };
+
 /** The command never reached Redis: nothing was applied. */
 class NotSent extends Error {}
 /** Sent, but no answer in time: it may yet be applied. */
@@ -67,6 +75,8 @@ export interface RedisClientOptions {
   holdLeaseMs: number;
   holdMaxMs: number;
   flushMs: number;
+  /** billing.allotment_calls: how many calls an allotment holds; 0, none (every call reserves through the shard's owner). */
+  allotmentCalls: number;
   /** The shared PostgreSQL, for settlements the actor cannot be reached for. */
   databaseUrl: string;
   logger: Logger;
@@ -99,10 +109,12 @@ export class RedisLedgerClient implements LedgerClient {
   private sentRecently: string[] = [];
   private sentBefore: string[] = [];
   private pool: Pool | null = null;
+  private readonly allotments: Allotments;
 
   constructor(private readonly opts: RedisClientOptions) {
     this.owner = opts.owner;
     this.channel = opts.keys.reply(opts.owner);
+    this.allotments = new Allotments(this.owner, opts.allotmentCalls, (cmd) => this.queue('retired', cmd.orgId, cmd.id, cmd));
     this.commands = redisConnection(opts.url, 'commands', `tollgate-worker-${process.pid}`, opts.logger);
     this.replies = redisConnection(opts.url, 'replies', `tollgate-replies-${process.pid}`, opts.logger);
     this.replies.on('message', (_channel: string, text: string) => this.answer(text));
@@ -132,27 +144,39 @@ export class RedisLedgerClient implements LedgerClient {
   }
 
   async reserve(req: ReserveRequest): Promise<ReserveReply> {
-    const cmd: ReserveCommand = { requestId: req.requestId, orgId: req.orgId, funding: req.funding, amount: req.amount, owner: this.owner };
+    if (this.allotments.take(req)) return OK;
+    const allot = this.allotments.want(req);
+    const cmd: ReserveCommand = { requestId: req.requestId, orgId: req.orgId, funding: req.funding, amount: req.amount, owner: this.owner, ...(allot ? { allot } : {}) };
+    let reply: ReserveReply | undefined;
     try {
-      return await this.ask<ReserveReply>('reserve', shardOf(req.orgId), cmd, RESERVE_TIMEOUT_MS);
+      reply = await this.ask<ReserveReply>('reserve', shardOf(req.orgId), cmd, RESERVE_TIMEOUT_MS);
+      return reply;
     } catch (err) {
       if (err instanceof NotSent) {
         if (this.unsent.size > 10_000) this.unsent.clear();
         this.unsent.add(req.requestId);
       }
       throw err;
+    } finally {
+      if (allot !== undefined) this.allotments.granted(allot, reply?.ok === true ? reply.allotted : undefined);
     }
   }
 
   async settle(cmd: SettleCommand): Promise<void> {
-    if (this.opts.flushMs > 0 && (await this.connected())) return this.handOff(cmd);
+    // A call reserved from an allotment names it, on every path (a retry, a direct write's later check), so the owner takes its money from there.
+    const rid = cmd.usage.requestId;
+    const from = this.allotments.taken(rid);
+    const sent: SettleCommand = from === null ? cmd : { ...cmd, allotment: from.id };
+    if (this.opts.flushMs > 0 && (await this.connected())) return this.handOff(sent);
     const sentAt = Date.now();
     try {
-      await this.ask('settle', shardOf(cmd.usage.orgId), cmd, SETTLE_TIMEOUT_DURABLE_MS);
+      await this.ask('settle', shardOf(cmd.usage.orgId), sent, SETTLE_TIMEOUT_DURABLE_MS);
     } catch (err) {
       // The actor answered with an error (its store is failing): the caller retries through it.
       if (!(err instanceof NotSent) && !(err instanceof NoAnswer)) throw err;
-      await this.settleDirectly(cmd.usage, err instanceof NoAnswer ? sentAt : null);
+      await this.settleDirectly(sent, err instanceof NoAnswer ? sentAt : null);
+    } finally {
+      this.allotments.finish(rid);
     }
   }
 
@@ -176,14 +200,17 @@ export class RedisLedgerClient implements LedgerClient {
       .xadd(this.opts.keys.stream(shardOf(cmd.usage.orgId)), '*', 'm', text)
       .then(
         () => {},
-        () => this.settleDirectly(cmd.usage, sentAt),
+        () => this.settleDirectly(cmd, sentAt),
       )
       .catch((err: Error) => {
         // The store refused too: the settlement stays queued for Redis, and the actor writes it when it arrives.
         this.opts.logger.error({ rid: cmd.usage.requestId, org: cmd.usage.orgId, err: err.message }, 'ledger: settlement neither sent nor written; queued for Redis');
-        this.queue('settle', cmd.usage.orgId, cmd.usage.requestId, { usage: cmd.usage, check: true } satisfies SettleCommand);
+        this.queue('settle', cmd.usage.orgId, cmd.usage.requestId, { ...cmd, check: true } satisfies SettleCommand);
       })
-      .finally(() => this.handedOff.delete(done));
+      .finally(() => {
+        this.handedOff.delete(done);
+        this.allotments.finish(cmd.usage.requestId);
+      });
     this.handedOff.add(done);
     this.sentRecently.push(text);
     return new Promise((resolve) => setImmediate(resolve));
@@ -200,8 +227,8 @@ export class RedisLedgerClient implements LedgerClient {
     this.sentBefore = [];
     this.sentRecently = [];
     for (const text of sent) {
-      const { usage } = (JSON.parse(text) as Envelope).p as SettleCommand;
-      this.queue('settle', usage.orgId, usage.requestId, { usage, check: true } satisfies SettleCommand);
+      const cmd = (JSON.parse(text) as Envelope).p as SettleCommand;
+      this.queue('settle', cmd.usage.orgId, cmd.usage.requestId, { ...cmd, check: true } satisfies SettleCommand);
     }
   }
 
@@ -210,22 +237,29 @@ export class RedisLedgerClient implements LedgerClient {
    * store, then the settlement again (marked check) once Redis answers.
    * `sentAt`: when it may have reached Redis (null: it cannot have).
    */
-  private async settleDirectly(usage: UsageRow, sentAt: number | null): Promise<void> {
+  private async settleDirectly(cmd: SettleCommand, sentAt: number | null): Promise<void> {
     const wait = sentAt === null ? 0 : sentAt + DIRECT_WRITE_AFTER_MS - Date.now();
     if (wait > 0) await new Promise((r) => setTimeout(r, wait));
-    await this.settleInStore(usage);
-    this.queue('settle', usage.orgId, usage.requestId, { usage, check: true } satisfies SettleCommand);
+    await this.settleInStore(cmd.usage);
+    this.queue('settle', cmd.usage.orgId, cmd.usage.requestId, { ...cmd, check: true } satisfies SettleCommand);
   }
 
   /** Best effort, nobody waits: a lost progress only means the previous one (or none) is what a takeover settles on. */
   progress(cmd: ProgressCommand): void {
     if (this.commands.status !== 'ready') return;
-    const env: Envelope = { o: 'progress', i: 0, r: null, p: cmd };
+    const from = this.allotments.taken(cmd.usage.requestId);
+    const env: Envelope = { o: 'progress', i: 0, r: null, p: from === null ? cmd : { ...cmd, allotment: from } };
     this.commands.xadd(this.opts.keys.stream(shardOf(cmd.usage.orgId)), '*', 'm', JSON.stringify(env)).catch(() => {});
   }
 
   /** Queued in the stream behind everything the worker sent before; nobody waits for the actor. */
   async release(cmd: ReleaseCommand): Promise<void> {
+    const from = this.allotments.taken(cmd.requestId);
+    if (from !== null) {
+      this.allotments.finish(cmd.requestId);
+      this.queue('release', cmd.orgId, cmd.requestId, { ...cmd, allotment: { id: from.id, amount: from.amount } });
+      return;
+    }
     if (this.unsent.delete(cmd.requestId)) return;
     this.queue('release', cmd.orgId, cmd.requestId, cmd);
   }
@@ -251,6 +285,7 @@ export class RedisLedgerClient implements LedgerClient {
   async close(): Promise<void> {
     for (const t of this.timers) clearInterval(t);
     await this.delivered();
+    this.allotments.close(); // their retirements go out behind the settlements, like releases
     await this.retryReleases();
     for (const w of this.waiting.values()) clearTimeout(w.timer);
     // Drained: nothing of ours is held any more, so no owner needs to wait for our lease.
@@ -300,6 +335,7 @@ export class RedisLedgerClient implements LedgerClient {
   }
 
   private settleWaiter(m: ReplyMessage): void {
+    if (typeof m.recall === 'string') return this.allotments.recall(m.recall);
     const w = this.waiting.get(m.i);
     if (w === undefined) return; // the caller stopped waiting
     this.waiting.delete(m.i);
@@ -318,8 +354,8 @@ export class RedisLedgerClient implements LedgerClient {
     this.opts.logger.warn({ rid: usage.requestId, org: usage.orgId, charged }, 'ledger: actor unreachable; settlement written to the store directly');
   }
 
-  /** A command nobody waits for, kept and sent again until Redis takes it. */
-  private queue(op: 'release' | 'settle', orgId: string, requestId: string, payload: ReleaseCommand | SettleCommand): void {
+  /** A command nobody waits for, kept and sent again until Redis takes it (`requestId`: an allotment's id for a retirement). */
+  private queue(op: 'release' | 'settle' | 'retired', orgId: string, requestId: string, payload: ReleaseCommand | SettleCommand | RetiredCommand): void {
     const env: Envelope = { o: op, i: 0, r: null, p: payload };
     this.commands.xadd(this.opts.keys.stream(shardOf(orgId)), '*', 'm', JSON.stringify(env)).catch(() => {
       if (!this.releases.has(requestId)) this.releases.set(requestId, { env, orgId, requestId, since: Date.now() });

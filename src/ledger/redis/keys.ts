@@ -21,7 +21,7 @@ import type { HoldRecord } from '../records.js';
 export const SHARDS = 16;
 export const GROUP = 'actors';
 
-export type Op = 'reserve' | 'settle' | 'release' | 'progress' | 'credit' | 'account' | 'refresh' | 'sync';
+export type Op = 'reserve' | 'settle' | 'release' | 'progress' | 'retired' | 'credit' | 'account' | 'refresh' | 'sync';
 
 /** One command as it sits in a shard stream (field `m`). */
 export interface Envelope {
@@ -35,11 +35,16 @@ export interface Envelope {
   p: unknown;
 }
 
-/** One answer on a reply channel (an owner sends a worker the answers of one batch as an array of these). */
+/**
+ * One message on a reply channel (an owner sends a worker the messages of one
+ * batch as an array of these): the answer to command `i`, or (`i` 0) a recall
+ * of the worker's allotment `recall` (Recalls, allotments.ts).
+ */
 export interface ReplyMessage {
   i: number;
   ok?: unknown;
   e?: string;
+  recall?: string;
 }
 
 /** FNV-1a: cheap, stable across processes and versions, spreads UUIDs evenly. */
@@ -89,16 +94,26 @@ export class RedisKeys {
   }
 }
 
-/** A hold as its shard's mirror keeps it (field: request id), with its stream's last progress: the next owner settles on it. */
+/**
+ * A hold as its shard's mirror keeps it (field: request id, or an allotment's
+ * id), with its stream's last progress (the next owner settles on it) and
+ * what kind of hold it is: 'a' a worker's allotment, 'c' a call's hold carved
+ * from one. An allotment is mirrored with its amount at its last grant, not
+ * after each call it pays for: a next owner adopts it held for at least what
+ * it holds (docs/billing.md, "Allotments").
+ */
 export function encodeHold(h: HoldRecord): string {
-  return JSON.stringify(h.progress === undefined ? [h.orgId, h.funding, h.amount, h.owner, h.createdAt] : [h.orgId, h.funding, h.amount, h.owner, h.createdAt, h.progress]);
+  const kind = h.allotment === true ? 'a' : h.carved === true ? 'c' : null;
+  const head = [h.orgId, h.funding, h.amount, h.owner, h.createdAt];
+  if (kind !== null) return JSON.stringify([...head, h.progress ?? null, kind]);
+  return JSON.stringify(h.progress === undefined ? head : [...head, h.progress]);
 }
 
 export function decodeHold(requestId: string, text: string): HoldRecord | null {
   try {
-    const [orgId, funding, amount, owner, createdAt, progress] = JSON.parse(text) as [string, HoldRecord['funding'], number, string, number, UsageRow?];
+    const [orgId, funding, amount, owner, createdAt, progress, kind] = JSON.parse(text) as [string, HoldRecord['funding'], number, string, number, (UsageRow | null)?, string?];
     if (typeof orgId !== 'string' || typeof amount !== 'number' || typeof owner !== 'string') return null;
-    const hold: HoldRecord = { orgId, requestId, funding, amount, owner, createdAt };
+    const hold: HoldRecord = kind === 'a' ? { orgId, requestId, funding, amount, owner, createdAt, allotment: true } : kind === 'c' ? { orgId, requestId, funding, amount, owner, createdAt, carved: true } : { orgId, requestId, funding, amount, owner, createdAt };
     if (progress?.requestId === requestId && progress.orgId === orgId && Number.isSafeInteger(progress.chargedMicros)) {
       hold.progress = { ...progress, chargedMicros: Math.min(Math.max(0, progress.chargedMicros), amount) };
     }

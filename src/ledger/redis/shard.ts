@@ -5,14 +5,15 @@
 // (the Outbox: hold mirror writes, XACKs, replies, in that order), however
 // many commands the batch holds. A command is acknowledged (XACK) once its effect is safe
 // without this process: a reservation or release once its hold is mirrored
-// (same pipeline), a settlement only once its charge and usage row are in
-// PostgreSQL. So if this instance dies, the next owner adopts the mirrored
+// (same pipeline; a grant's allotment too), an allotment's retirement once
+// the calls it carved into holds are, a settlement only once its charge and
+// usage row are in PostgreSQL. So if this instance dies, the next owner adopts the mirrored
 // holds, claims what was never acknowledged (XAUTOCLAIM) and applies it
 // again: idempotent by request id, so nothing is charged twice or lost.
 import type { Redis } from 'ioredis';
 import type { Logger } from '../../log/logger.js';
 import type { Ledger } from '../ledger.js';
-import type { CreditCommand, ProgressCommand, ReleaseCommand, ReserveCommand, SettleCommand } from '../protocol.js';
+import type { CreditCommand, ProgressCommand, ReleaseCommand, ReserveCommand, RetiredCommand, SettleCommand } from '../protocol.js';
 import type { HoldRecord } from '../records.js';
 import { redisConnection, sleep } from './connection.js';
 import { decodeHold, encodeHold, GROUP, type Envelope, type RedisKeys } from './keys.js';
@@ -68,6 +69,11 @@ export class ShardActor {
     this.outbox = new Outbox(ctx.commands, this.stream, this.holdsKey);
     this.reader = redisConnection(ctx.url, 'reader', `tollgate-shard-${ctx.shard}`, ctx.logger);
     ledger.onHoldExpired = (hold) => this.mirror(hold.requestId, null);
+    // A recall reaches the worker on its reply channel; it answers with a 'retired' command in its shard's stream.
+    ledger.recalls.recaller = (owner, id) => {
+      this.outbox.reply(ctx.keys.reply(owner), { i: 0, recall: id });
+      return true;
+    };
   }
 
   get shard(): number {
@@ -237,6 +243,9 @@ export class ShardActor {
         if (reply.ok) {
           const hold: HoldRecord = { orgId: cmd.orgId, requestId: cmd.requestId, funding: cmd.funding, amount: cmd.amount, owner: cmd.owner, createdAt: Date.now() };
           this.mirror(cmd.requestId, encodeHold(hold));
+          // The allotment as it stands after this grant; the calls it pays for do not mirror it again (keys.ts encodeHold).
+          const allotment = reply.allotted !== undefined ? this.ledger.openHold(cmd.orgId, cmd.allot!.id) : null;
+          if (allotment !== null) this.mirror(allotment.requestId, encodeHold(allotment));
         }
         this.ack(id);
         return this.reply(env, reply);
@@ -267,6 +276,13 @@ export class ShardActor {
         const hold = this.ledger.progress(env.p as ProgressCommand);
         // Mirrored with the hold, so that the next owner settles on it if this stream's instance dies.
         if (hold !== null) this.mirror(hold.requestId, encodeHold(hold));
+        return this.ack(id);
+      }
+      case 'retired': {
+        const cmd = env.p as RetiredCommand;
+        // Its calls still in progress are holds of their own now: mirrored, so that the next owner keeps them held.
+        for (const hold of await this.ledger.retired(cmd)) this.mirror(hold.requestId, encodeHold(hold));
+        this.mirror(cmd.id, null);
         return this.ack(id);
       }
       case 'credit':

@@ -4,15 +4,11 @@
 // guarantees as the embedded host: exactly K of 50 admitted, idempotent
 // settlement, a dead worker's holds released after its lease, quotas.
 import { randomUUID } from 'node:crypto';
-import { Redis } from 'ioredis';
 import t, { type Test } from 'tap';
 import { boundCost } from '../../../src/billing/pricing.js';
 import type { Hold } from '../../../src/billing/types.js';
 import type { Price } from '../../../src/catalog/types.js';
-import { testDatabase } from '../../helpers/services.js';
-import { redisPrefix } from '../../../src/ledger/redis/keys.js';
-import { sharedRedis } from '../../e2e/scale-out-helpers.js';
-import { books, settleOnBoth, startHarness, type Harness, type ReserveArgs, type ReserveResult } from '../harness.js';
+import { books, settleOnBoth, startRedisHarness, type Harness, type ReserveArgs, type ReserveResult } from '../harness.js';
 
 const PRICE: Price = { inputPerMtok: 2_500_000, cachedInputPerMtok: 1_250_000, outputPerMtok: 10_000_000, imageUnit: 0 };
 const MODEL = { modelId: randomUUID(), price: PRICE };
@@ -30,20 +26,8 @@ function reserveArgs(orgId: string, prefix: string, n: number): ReserveArgs[] {
   }));
 }
 
-async function harness(t: Test, env: Record<string, string> = {}): Promise<Harness | null> {
-  const redisUrl = await sharedRedis(t);
-  if (redisUrl === null) return null;
-  const db = await testDatabase(t);
-  if (db === null) return null;
-  const h = await startHarness(t, { store: db, workers: 2, env: { REDIS_URL: redisUrl, ...env } });
-  t.teardown(async () => {
-    await h.close();
-    const redis = new Redis(redisUrl);
-    const keys = await redis.keys(`${redisPrefix(db)}*`);
-    if (keys.length > 0) await redis.del(...keys);
-    redis.disconnect();
-  });
-  return h;
+function harness(t: Test, env: Record<string, string> = {}): Promise<Harness | null> {
+  return startRedisHarness(t, { workers: 2, env });
 }
 
 for (const flushMs of ['100', '0']) {

@@ -8,6 +8,8 @@ import t from 'tap';
 import { ConfigError, loadConfig } from '../../../src/config/load.js';
 import { decodeHold, encodeHold, RedisKeys, redisPrefix, shardOf, SHARDS } from '../../../src/ledger/redis/keys.js';
 import { LEASE_MS, releaseLease, tick } from '../../../src/ledger/redis/ownership.js';
+import type { HoldRecord } from '../../../src/ledger/records.js';
+import { usage } from '../helpers.js';
 import { redisFor, sharedRedis, sleep } from '../../e2e/scale-out-helpers.js';
 
 t.test('organizations spread over the shards, always to the same one', async (t) => {
@@ -26,6 +28,10 @@ t.test('the key prefix is the database name: a shared Redis keeps deployments ap
 t.test('a hold survives the mirror round trip; garbage does not', async (t) => {
   const hold = { orgId: 'o', requestId: 'r', funding: 'package' as const, amount: 1234, owner: 'inst/42', createdAt: 1_700_000_000_000 };
   t.same(decodeHold('r', encodeHold(hold)), hold);
+  const allotment: HoldRecord = { ...hold, allotment: true };
+  t.same(decodeHold('r', encodeHold(allotment)), allotment, 'an allotment stays one');
+  const carved: HoldRecord = { ...hold, carved: true, progress: usage('r', 10, hold.amount, 'package', 'o') };
+  t.same(decodeHold('r', encodeHold(carved)), carved, 'a call carved from one, with its progress');
   t.equal(decodeHold('r', 'not json'), null);
   t.equal(decodeHold('r', '[1,2]'), null);
 });

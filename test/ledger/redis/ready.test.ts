@@ -43,7 +43,7 @@ if (redisUrl !== null && db !== null) {
   const host = (keys: RedisKeys, id: string): RedisLedgerHost =>
     new RedisLedgerHost({ url: redisUrl, keys, instanceId: id, pool, settings: SETTINGS, bus: QUIET_BUS, logger });
   const client = (keys: RedisKeys, owner: string): RedisLedgerClient =>
-    new RedisLedgerClient({ url: redisUrl, keys, owner, holdLeaseMs: SETTINGS.holdLeaseMs, holdMaxMs: SETTINGS.holdMaxMs, flushMs: 100, databaseUrl: db, logger });
+    new RedisLedgerClient({ url: redisUrl, keys, owner, holdLeaseMs: SETTINGS.holdLeaseMs, holdMaxMs: SETTINGS.holdMaxMs, flushMs: 100, allotmentCalls: 0, databaseUrl: db, logger });
   const reserveAll = (c: RedisLedgerClient, round: string) =>
     Promise.all(
       orgs.map((orgId, i) =>

@@ -35,7 +35,7 @@ if (redis !== null && db !== null) {
     await migrate(pool);
     const keys = new RedisKeys(redisPrefix(db));
     const first = new RedisLedgerHost({ url: redis.url, keys, instanceId: `resend-${process.pid}-1`, pool, settings: SETTINGS, bus, logger });
-    const client = new RedisLedgerClient({ url: redis.url, keys, owner: `resend-${process.pid}/1`, ...SETTINGS, databaseUrl: db, logger });
+    const client = new RedisLedgerClient({ url: redis.url, keys, owner: `resend-${process.pid}/1`, ...SETTINGS, allotmentCalls: 0, databaseUrl: db, logger });
     let second: RedisLedgerHost | null = null;
     t.teardown(async () => {
       await client.close();

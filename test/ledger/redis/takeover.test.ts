@@ -4,6 +4,7 @@
 // nothing lost, a dead owner's holds released one lease after adoption.
 import t from 'tap';
 import type { HoldRecord } from '../../../src/ledger/records.js';
+import { decodeHold, encodeHold } from '../../../src/ledger/redis/keys.js';
 import { FakeStore } from '../fake-store.js';
 import { FakeClock, makeLedger, ORG, SETTINGS, sleep, usage } from '../helpers.js';
 
@@ -62,4 +63,56 @@ t.test('the holds of an owner that stopped beating go one lease after adoption, 
   t.equal((await ledger.account(ORG))!.heldBalance, 0);
   await sleep(0);
   await ledger.close();
+});
+
+t.test('an allotment mirrored at its grant: the next owner adopts it held for at least what it still holds, settles its calls from it, and frees the rest at its retirement', async (t) => {
+  const store = new FakeStore();
+  store.addOrg(ORG, 1_000_000);
+  const clock = new FakeClock();
+  const { ledger: a } = makeLedger(store, {}, clock);
+  const id = 'inst-a/1/a1';
+  const reply = await a.reserve({ ...reserve('r1', 1000), allot: { id, money: 100_000, slots: 32, refund: null } });
+  t.ok(reply.ok && reply.allotted !== undefined, 'the reservation carried a grant');
+  const granted = reply.ok ? reply.allotted!.money : 0;
+  // What the shard's owner mirrors at the grant (shard.ts), read back as the next owner reads it.
+  const mirrored = a.openHolds().map((h) => decodeHold(h.requestId, encodeHold(h))!);
+  t.same(
+    mirrored.map((h) => [h.requestId, h.amount, h.allotment === true]),
+    [
+      ['r1', 1000, false],
+      [id, granted, true],
+    ],
+    'the call\'s hold and the allotment, marked as one',
+  );
+  // Two calls the worker reserved from the allotment settle at A: x1 is written, x2 is not when A dies (never acknowledged).
+  await a.settle({ usage: usage('x1', 300, 1000), allotment: id });
+  await a.sync();
+  store.gate = new Promise(() => {});
+  await a.settle({ usage: usage('x2', 300, 1000), allotment: id });
+  const heldAtA = (await a.account(ORG))!.heldBalance;
+  t.equal(heldAtA, 1000 + granted - 2000, 'A holds the allotment less what its calls took');
+
+  store.gate = null;
+  const { ledger: b } = makeLedger(store, {}, clock);
+  t.equal(await b.adopt(mirrored), 2, 'B adopts the call\'s hold and the allotment');
+  t.equal(b.stats().allotments, 1, 'counted as an allotment, not as a call\'s hold');
+  await b.settle({ usage: usage('x2', 300, 1000), allotment: id, check: true }); // claimed from the stream, applied again
+  t.ok((await b.account(ORG))!.heldBalance >= heldAtA, 'B holds at least what A held: never less money held than the calls in progress took');
+  await b.settle({ usage: usage('x3', 300, 1000), allotment: id });
+  // Its worker retires it with x4 still in progress: x4 becomes a hold of its own, the rest of the allotment is free.
+  const carved = await b.retired({ orgId: ORG, id, unused: { second: 0, slots: 0 }, inFlight: [{ requestId: 'x4', amount: 1000, startedAt: clock.now }] });
+  t.same(
+    carved.map((h) => [h.requestId, h.amount, h.carved === true]),
+    [['x4', 1000, true]],
+    'the call in progress is carved from it (the host mirrors it)',
+  );
+  await b.sync();
+  const view = (await b.account(ORG))!;
+  t.same([view.heldBalance, b.stats().allotments], [2000, 0], 'held: r1 and x4 only');
+  t.equal(view.balance, 1_000_000 - 900, 'x1, x2 and x3 charged once each');
+  t.equal(store.orgs.get(ORG)!.balance, 1_000_000 - 900, 'in the store too');
+  t.equal(store.journalSum(ORG), -900, 'and in the journal');
+  t.notOk(store.usage.get('x3')!.holdExpired, 'x3 was paid from the adopted allotment, not as a hold gone');
+  await b.close();
+  await a.close().catch(() => {});
 });
