@@ -2,8 +2,6 @@
 // worker start here; which role a process has decides what runs.
 import cluster from 'node:cluster';
 import { ConfigError, loadConfig } from './config/load.js';
-import { runPrimary } from './cluster/primary.js';
-import { runWorker } from './cluster/worker.js';
 
 function fail(err: unknown): never {
   const line = err instanceof ConfigError ? err.message : `tollgate: cannot start: ${(err as Error)?.stack ?? String(err)}`;
@@ -17,4 +15,5 @@ try {
 } catch (err) {
   fail(err);
 }
-(cluster.isPrimary ? runPrimary(config) : runWorker(config)).catch(fail);
+// Each role loads only its own modules: a worker never runs the embedded store or the simulator, nor the primary the HTTP pipeline.
+(cluster.isPrimary ? import('./cluster/primary.js').then((m) => m.runPrimary(config)) : import('./cluster/worker.js').then((m) => m.runWorker(config))).catch(fail);
