@@ -2,7 +2,7 @@
 // targets interleaved A B C A B C … so that a noisy neighbour hurts every
 // target alike, and any error stops the run.
 import type { Options } from './cli.js';
-import { measure, type MeasureContext, type Sample } from './measure.js';
+import { awaitQuiet, measure, type MeasureContext, type Sample } from './measure.js';
 import type { LoadJob } from './loadgen-job.js';
 import type { Report } from './report-files.js';
 import { MIXED_SCENARIOS, SCENARIOS, scenarioById, type Scenario } from './scenarios.js';
@@ -103,6 +103,8 @@ export async function runScenarios(ctx: MeasureContext, o: Options, targets: Tar
   let i = 0;
   const run = async (s: Scenario, round: number, t: Target): Promise<void> => {
     if (!applies(s, t)) return;
+    const waited = await awaitQuiet();
+    if (waited >= 1000) log(`  (waited ${(waited / 1000).toFixed(1)} s for the machine to go quiet before ${t.name})`);
     const sample = s.beside !== undefined ? await measureBeside(ctx, t, s, round, o) : await measure(ctx, t, s.id, round, jobFor(t, s, o));
     report.samples.push(sample);
     log(progress(++i, total, sample));
