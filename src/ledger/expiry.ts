@@ -122,7 +122,12 @@ export class Expiry {
   private expire(hold: HoldRecord, why: Why): void {
     // Voided, not closed: the money is spendable again and a later settlement still charges (OrgActor.settle).
     if (this.actors.get(hold.orgId)?.unhold(hold.requestId) == null) return;
-    if (hold.allotment === true) return; // its owner is gone: what it held is free again, no call's hold lapsed
+    if (hold.allotment === true) {
+      // Its owner is gone: what it held is free again. No call's hold lapsed, but the host's mirror drops it all the same.
+      this.recalls.gone(hold.requestId);
+      this.ledger.onHoldExpired?.(hold);
+      return;
+    }
     this.expiredHolds++;
     this.ledger.onHoldExpired?.(hold);
     // A lease lapsing is routine (a worker died); a hold reaching its maximum age is a call that never settled: say so.

@@ -62,7 +62,7 @@ export class Ledger implements LedgerCore {
   private overdraftSettlements = 0;
   private readonly lateChecks: LateChecks;
   private readonly storeGate: StoreGate;
-  /** Told of every hold voided by its lease or maximum age (the Redis host drops it from its mirror). */
+  /** Told of every hold voided by its lease or maximum age, and of every allotment voided with its owner (the Redis host drops it from its mirror). */
   onHoldExpired: ((hold: HoldRecord) => void) | null = null;
   /** Allotments asked back from their workers (the host sets how: `recalls.recaller`). */
   readonly recalls = new Recalls();

@@ -116,3 +116,23 @@ t.test('an allotment mirrored at its grant: the next owner adopts it held for at
   await b.close();
   await a.close().catch(() => {});
 });
+
+t.test('an allotment whose owner stopped beating is voided and dropped from the mirror like a hold, without counting as an expired hold', async (t) => {
+  const store = new FakeStore();
+  store.addOrg(ORG, 1_000_000);
+  const clock = new FakeClock();
+  const { ledger } = makeLedger(store, {}, clock);
+  const dropped: string[] = [];
+  ledger.onHoldExpired = (h) => dropped.push(h.requestId);
+  const id = 'gone/7/a1';
+  const reply = await ledger.reserve({ ...reserve('c1', 1000, 'gone/7'), allot: { id, money: 100_000, slots: 8, refund: null } });
+  t.ok(reply.ok && reply.allotted !== undefined, 'granted');
+  await ledger.settle({ usage: usage('c1', 300, 1000) });
+  t.ok((await ledger.account(ORG))!.heldBalance > 0, 'the allotment holds money');
+  clock.advance(SETTINGS.holdLeaseMs + 1);
+  ledger.sweep();
+  t.same(dropped, [id], 'reported, so the Redis host drops it from the mirror (a next owner would adopt it again)');
+  t.same([ledger.stats().allotments, ledger.stats().expiredHolds], [0, 0], 'gone, and not counted as a call\'s expired hold');
+  await ledger.sync();
+  await ledger.close();
+});
