@@ -59,7 +59,7 @@ async function worker(): Promise<void> {
   const orgId = process.env.BENCH_ORG!;
   const redisStore = process.env.BENCH_REDIS_STORE;
   const config = loadConfig({ LOG_LEVEL: 'warn', BILLING_FLUSH_MS: process.env.BENCH_FLUSH_MS, ...(redisStore ? { REDIS_URL, DATABASE_URL: redisStore } : {}) });
-  const ledger = connectLedger(config, channel, logger);
+  const ledger = await connectLedger(config, channel, logger);
   // The floor under each host: what one of its round trips costs with no ledger work at all.
   const redis = redisStore ? new Redis(REDIS_URL) : null;
   const floor = redis !== null ? () => redis.ping() : () => channel.request('bench:ping');
@@ -120,7 +120,7 @@ async function phase(kind: HostKind, flushMs: number, orgId: string, storeUrl: s
   const config = loadConfig({ LOG_LEVEL: 'warn', BILLING_FLUSH_MS: String(flushMs), ...redisEnv });
   const channel = new PrimaryChannel();
   const bus: ChangeBus = { publish: async () => {}, subscribe: () => {}, close: async () => {} };
-  const host = startLedgerHost(config, { pool, channel, bus, logger });
+  const host = await startLedgerHost(config, { pool, channel, bus, logger });
   await host.ready();
   channel.on('bench:ping', () => 1);
   let ready = 0;

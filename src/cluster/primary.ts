@@ -71,7 +71,7 @@ export async function runPrimary(config: Config): Promise<void> {
   const stopTypical = scheduleTypicalRequests(pool, bus, config.catalog.typical_refresh_ms, config.catalog.typical_window_days, logger);
   // The organizations' ledger actors live here: all of them (embedded host, workers reach them over IPC), or
   // with REDIS_URL the shards this instance owns (workers of every instance reach them over Redis streams).
-  const ledgerHost = startLedgerHost(config, { pool, channel, bus, logger });
+  const ledgerHost = await startLedgerHost(config, { pool, channel, bus, logger });
   watchLedger(metrics, ledgerHost);
   // Workers start once the ledger serves (Redis: every shard has an owner), so their first calls are not refused;
   // bounded, so an instance still starts (and answers its model list) while Redis is away.

@@ -50,7 +50,7 @@ export async function runWorker(config: Config): Promise<void> {
   const catchUpAllWorkers = (): Promise<void> => channel.request<void>('keys:sync', undefined, 3000).catch(() => auth.catchUp());
 
   // Billing: reserve before the supplier, settle after; the ledger actors are reached through `ledger`.
-  const ledger = connectLedger(config, channel, logger);
+  const ledger = await connectLedger(config, channel, logger);
   const billing = createBilling({ ledger, logger, metrics });
 
   // Model calls: one generic pipeline over every surface of the registry (surfaces/index.ts).

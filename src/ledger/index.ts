@@ -19,8 +19,8 @@ import { IpcLedgerClient, serveLedgerOverIpc } from './embedded-host.js';
 import { Ledger, type LedgerSettings } from './ledger.js';
 import type { LedgerStats } from './stats.js';
 import type { LedgerClient } from './protocol.js';
-import { RedisLedgerClient } from './redis/client.js';
-import { RedisLedgerHost, type ShardStats } from './redis/host.js';
+// The Redis host's modules are imported only with REDIS_URL: ioredis alone is ~20 MB of every process's memory.
+import type { ShardStats } from './redis/host.js';
 import { RedisKeys, redisPrefix } from './redis/keys.js';
 import { PgLedgerStore } from './store.js';
 
@@ -67,8 +67,9 @@ export function ledgerSettings(config: Config): LedgerSettings {
 const INSTANCE_ENV = 'TOLLGATE_INSTANCE_ID';
 
 /** In the cluster primary, before the workers are forked. */
-export function startLedgerHost(config: Config, deps: LedgerHostDeps): LedgerHost {
+export async function startLedgerHost(config: Config, deps: LedgerHostDeps): Promise<LedgerHost> {
   if (config.redis_url !== null && config.database_url !== null) {
+    const { RedisLedgerHost } = await import('./redis/host.js');
     // One id per instance: its consumer name, its lease values, the prefix of its workers' hold owners.
     const instanceId = `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
     const host = new RedisLedgerHost({
@@ -90,8 +91,9 @@ export function startLedgerHost(config: Config, deps: LedgerHostDeps): LedgerHos
 }
 
 /** In a worker: the client of whichever host the primary runs. */
-export function connectLedger(config: Config, channel: WorkerChannel, logger: Logger): LedgerClient {
+export async function connectLedger(config: Config, channel: WorkerChannel, logger: Logger): Promise<LedgerClient> {
   if (config.redis_url !== null && config.database_url !== null) {
+    const { RedisLedgerClient } = await import('./redis/client.js');
     const instanceId = process.env[INSTANCE_ENV] || `${hostname()}-${process.ppid}`;
     return new RedisLedgerClient({
       url: config.redis_url,
