@@ -17,7 +17,7 @@ import { assertNativeUws } from '../server/uws.js';
 import { openEmbeddedStore, type EmbeddedStore } from '../store/embedded.js';
 import { migrate } from '../store/migrate.js';
 import { createPool } from '../store/pool.js';
-import { startSimulator, type Simulator } from '../simulator/index.js';
+import type { Simulator } from '../simulator/index.js';
 import { PrimaryChannel } from '../ipc/channel.js';
 import { primaryHeapFlags, workerHeapFlags } from './heap-flags.js';
 import { serveMetricsFromPrimary, watchLedger } from './metrics.js';
@@ -52,6 +52,8 @@ export async function runPrimary(config: Config): Promise<void> {
   let simulator: Simulator | null = null;
   let simulatorUrl = config.simulator.url;
   if (simulatorUrl === null && config.simulator.enabled) {
+    // Imported only when it runs here: with its tokenizer it is ~24 MB of the primary's memory.
+    const { startSimulator } = await import('../simulator/index.js');
     simulator = await startSimulator({ host: '127.0.0.1', port: config.simulator.port, instances: config.simulator.instances });
     simulatorUrl = simulator.url;
   }
