@@ -137,6 +137,8 @@ if (chromiumPath() === null) {
     await page.getByRole('heading', { name: 'Stale Co' }).waitFor();
     await page.goto(gw.url + '/console#/keys');
     await page.getByRole('button', { name: 'Edit test key' }).click();
+    // The form holds the version the page read when it opened it: wait for it, or the edit below may come first and the page read the new version.
+    await page.locator(`#edit-name-${org.keyId}`).waitFor();
     // Someone else edits the key meanwhile.
     const key = await console_(gw.url, 'GET', `/keys/${org.keyId}`);
     await console_(gw.url, 'PATCH', `/keys/${org.keyId}`, { version: key.version, name: 'renamed elsewhere' });
