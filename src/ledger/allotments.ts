@@ -20,7 +20,7 @@
 // recalls them), so a balance or a quota spread over many workers refuses no
 // call that the actor alone would have admitted.
 import type { Funding } from '../money/money.js';
-import type { AllotmentWant, Allotted, ReserveRequest, RetiredCommand } from './protocol.js';
+import type { AllotmentWant, Allotted, ProgressCommand, ReleaseCommand, ReserveCommand, ReserveReply, ReserveRequest, RetiredCommand, SettleCommand } from './protocol.js';
 
 /** An allotment unused this long goes back to the actor (its money is free again, its admissions leave the quota). */
 const IDLE_MS = 1000;
@@ -33,6 +33,8 @@ const IDLE_MS = 1000;
  */
 const MAX_AGE_MS = 30_000;
 const SWEEP_MS = 250;
+/** The answer to a call reserved here. */
+const RESERVED_HERE: ReserveReply = { ok: true };
 
 interface LocalCall {
   allotment: Allotment;
@@ -89,6 +91,43 @@ export class Allotments {
   ) {
     this.sweeper = setInterval(() => this.sweep(), SWEEP_MS);
     this.sweeper.unref();
+  }
+
+  /**
+   * A host client's reservation (each host's client calls this): here when
+   * an allotment has room for the call, else through `ask` (the host's round
+   * trip to the actor), which carries a request for an allotment when one is
+   * due and brings back what was granted.
+   */
+  async reserve(req: ReserveRequest, ask: (cmd: ReserveCommand) => Promise<ReserveReply>): Promise<ReserveReply> {
+    if (this.take(req)) return RESERVED_HERE;
+    const allot = this.want(req);
+    const cmd: ReserveCommand = { requestId: req.requestId, orgId: req.orgId, funding: req.funding, amount: req.amount, owner: this.owner, ...(allot ? { allot } : {}) };
+    let reply: ReserveReply | undefined;
+    try {
+      reply = await ask(cmd);
+      return reply;
+    } finally {
+      if (allot !== undefined) this.granted(allot, reply?.ok === true ? reply.allotted : undefined);
+    }
+  }
+
+  /** The settlement, naming the allotment its call was reserved from (as it is when there is none). */
+  settlement(cmd: SettleCommand): SettleCommand {
+    const call = this.calls.get(cmd.usage.requestId);
+    return call === undefined ? cmd : { ...cmd, allotment: call.allotment.id };
+  }
+
+  /** The release, naming the allotment and what the call took from it. */
+  release(cmd: ReleaseCommand): ReleaseCommand {
+    const call = this.calls.get(cmd.requestId);
+    return call === undefined ? cmd : { ...cmd, allotment: { id: call.allotment.id, amount: call.amount } };
+  }
+
+  /** The progress report, naming the allotment, what the call took and when (its first one makes the call a hold of its own). */
+  progress(cmd: ProgressCommand): ProgressCommand {
+    const taken = this.taken(cmd.usage.requestId);
+    return taken === null ? cmd : { ...cmd, allotment: taken };
   }
 
   /** Reserves the call here if an allotment has room for it now; false: ask the actor. */

@@ -78,8 +78,6 @@ export interface IpcLedgerOptions {
   logger: Logger;
 }
 
-const OK: ReserveReply = { ok: true };
-
 /** A worker's side. Its owner id names this process, so its holds go when it does. */
 export class IpcLedgerClient implements LedgerClient {
   readonly owner = workerOwner(process.pid);
@@ -99,17 +97,8 @@ export class IpcLedgerClient implements LedgerClient {
     channel.on('ledger:recall', (id: string) => this.allotments.recall(id));
   }
 
-  async reserve(req: ReserveRequest): Promise<ReserveReply> {
-    if (this.allotments.take(req)) return OK;
-    const allot = this.allotments.want(req);
-    const cmd: ReserveCommand = { requestId: req.requestId, orgId: req.orgId, funding: req.funding, amount: req.amount, owner: this.owner, ...(allot ? { allot } : {}) };
-    let reply: ReserveReply | undefined;
-    try {
-      reply = await this.channel.request<ReserveReply>('ledger:reserve', cmd, RESERVE_TIMEOUT_MS);
-      return reply;
-    } finally {
-      if (allot !== undefined) this.allotments.granted(allot, reply?.ok === true ? reply.allotted : undefined);
-    }
+  reserve(req: ReserveRequest): Promise<ReserveReply> {
+    return this.allotments.reserve(req, (cmd) => this.channel.request<ReserveReply>('ledger:reserve', cmd, RESERVE_TIMEOUT_MS));
   }
 
   settle(cmd: SettleCommand): Promise<void> {
@@ -122,11 +111,8 @@ export class IpcLedgerClient implements LedgerClient {
 
   // A call from an allotment is finished here only once its settlement is answered, so a retry still names the allotment.
   private async settleAnswered(cmd: SettleCommand): Promise<void> {
-    const rid = cmd.usage.requestId;
-    const from = this.allotments.taken(rid);
-    const sent: SettleCommand = from === null ? cmd : { ...cmd, allotment: from.id };
-    await this.channel.request('ledger:settle', sent, SETTLE_TIMEOUT_MS);
-    this.allotments.finish(rid);
+    await this.channel.request('ledger:settle', this.allotments.settlement(cmd), SETTLE_TIMEOUT_MS);
+    this.allotments.finish(cmd.usage.requestId);
   }
 
   /** A handed-off settlement refused or unanswered: sent again (the actor applies a settlement once), then logged as lost. */
@@ -146,14 +132,12 @@ export class IpcLedgerClient implements LedgerClient {
   }
 
   async release(cmd: ReleaseCommand): Promise<void> {
-    const from = this.allotments.taken(cmd.requestId);
-    await this.channel.request('ledger:release', from === null ? cmd : { ...cmd, allotment: { id: from.id, amount: from.amount } }, RESERVE_TIMEOUT_MS);
+    await this.channel.request('ledger:release', this.allotments.release(cmd), RESERVE_TIMEOUT_MS);
     this.allotments.finish(cmd.requestId);
   }
 
   progress(cmd: ProgressCommand): void {
-    const from = this.allotments.taken(cmd.usage.requestId);
-    this.channel.send('ledger:progress', from === null ? cmd : { ...cmd, allotment: from });
+    this.channel.send('ledger:progress', this.allotments.progress(cmd));
   }
 
   credit(cmd: CreditCommand): Promise<CreditReply> {

@@ -26,7 +26,7 @@ import type { Redis } from 'ioredis';
 import type { Logger } from '../../log/logger.js';
 import { createPool, type Pool } from '../../store/pool.js';
 import { Allotments } from '../allotments.js';
-import type { AccountView, CreditCommand, CreditReply, LedgerClient, ProgressCommand, ReleaseCommand, ReserveCommand, ReserveReply, ReserveRequest, RetiredCommand, SettleCommand, UsageRow } from '../protocol.js';
+import type { AccountView, CreditCommand, CreditReply, LedgerClient, ProgressCommand, ReleaseCommand, ReserveReply, ReserveRequest, RetiredCommand, SettleCommand, UsageRow } from '../protocol.js';
 import { PgLedgerStore } from '../store.js';
 import { redisConnection } from './connection.js';
 import { SHARDS, shardOf, type Envelope, type Op, type RedisKeys, type ReplyMessage } from './keys.js';
@@ -53,8 +53,6 @@ const DIRECT_WRITE_AFTER_MS = 2000;
 const RESEND_WINDOW_MS = 2000;
 /** How long a worker's first commands wait for its reply channel and command connection before answering 503. */
 const FIRST_SUBSCRIPTION_WAIT_MS = 1000;
-
-const OK: ReserveReply = { ok: true };
 
 /** The command never reached Redis: nothing was applied. */
 class NotSent extends Error {}
@@ -144,29 +142,21 @@ export class RedisLedgerClient implements LedgerClient {
   }
 
   async reserve(req: ReserveRequest): Promise<ReserveReply> {
-    if (this.allotments.take(req)) return OK;
-    const allot = this.allotments.want(req);
-    const cmd: ReserveCommand = { requestId: req.requestId, orgId: req.orgId, funding: req.funding, amount: req.amount, owner: this.owner, ...(allot ? { allot } : {}) };
-    let reply: ReserveReply | undefined;
     try {
-      reply = await this.ask<ReserveReply>('reserve', shardOf(req.orgId), cmd, RESERVE_TIMEOUT_MS);
-      return reply;
+      return await this.allotments.reserve(req, (cmd) => this.ask<ReserveReply>('reserve', shardOf(req.orgId), cmd, RESERVE_TIMEOUT_MS));
     } catch (err) {
       if (err instanceof NotSent) {
         if (this.unsent.size > 10_000) this.unsent.clear();
         this.unsent.add(req.requestId);
       }
       throw err;
-    } finally {
-      if (allot !== undefined) this.allotments.granted(allot, reply?.ok === true ? reply.allotted : undefined);
     }
   }
 
   async settle(cmd: SettleCommand): Promise<void> {
     // A call reserved from an allotment names it, on every path (a retry, a direct write's later check), so the owner takes its money from there.
     const rid = cmd.usage.requestId;
-    const from = this.allotments.taken(rid);
-    const sent: SettleCommand = from === null ? cmd : { ...cmd, allotment: from.id };
+    const sent = this.allotments.settlement(cmd);
     if (this.opts.flushMs > 0 && (await this.connected())) return this.handOff(sent);
     const sentAt = Date.now();
     try {
@@ -247,21 +237,16 @@ export class RedisLedgerClient implements LedgerClient {
   /** Best effort, nobody waits: a lost progress only means the previous one (or none) is what a takeover settles on. */
   progress(cmd: ProgressCommand): void {
     if (this.commands.status !== 'ready') return;
-    const from = this.allotments.taken(cmd.usage.requestId);
-    const env: Envelope = { o: 'progress', i: 0, r: null, p: from === null ? cmd : { ...cmd, allotment: from } };
+    const env: Envelope = { o: 'progress', i: 0, r: null, p: this.allotments.progress(cmd) };
     this.commands.xadd(this.opts.keys.stream(shardOf(cmd.usage.orgId)), '*', 'm', JSON.stringify(env)).catch(() => {});
   }
 
   /** Queued in the stream behind everything the worker sent before; nobody waits for the actor. */
   async release(cmd: ReleaseCommand): Promise<void> {
-    const from = this.allotments.taken(cmd.requestId);
-    if (from !== null) {
-      this.allotments.finish(cmd.requestId);
-      this.queue('release', cmd.orgId, cmd.requestId, { ...cmd, allotment: { id: from.id, amount: from.amount } });
-      return;
-    }
-    if (this.unsent.delete(cmd.requestId)) return;
-    this.queue('release', cmd.orgId, cmd.requestId, cmd);
+    const sent = this.allotments.release(cmd);
+    if (sent.allotment !== undefined) this.allotments.finish(cmd.requestId);
+    else if (this.unsent.delete(cmd.requestId)) return;
+    this.queue('release', cmd.orgId, cmd.requestId, sent);
   }
 
   credit(cmd: CreditCommand): Promise<CreditReply> {
