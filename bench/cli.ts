@@ -24,6 +24,12 @@ Targets (all in the same run, interleaved A B C A B C …)
   --target-pid NAME=PID  that gateway's process, so its CPU and memory can be reported
   --database-url URL     also run a Tollgate on this PostgreSQL (target tollgate-ext)
   --redis-url URL        …and/or with its ledger on this Redis
+  --redis-sentinel URL   also run a Tollgate on --database-url with its ledger on this Sentinel deployment
+                         (redis-sentinel://host:port,…/<master>; target tollgate-sentinel, its own organization),
+                         so CPU per call on Sentinel and on the single Redis of --redis-url compare in one run
+  --redis-cluster URL    also run a Tollgate on --database-url with its ledger on this Redis Cluster
+                         (redis-cluster://host:port,…, seed nodes; target tollgate-cluster, its own organization),
+                         so CPU per call on Cluster and on the single Redis of --redis-url compare in one run
 Settings
   --scenarios LIST       subset of: ${SCENARIOS.map((s) => s.id).join(', ')}
   --rounds N  --slot-ms MS  --warmup-ms MS (unrecorded, per job)  --warm-target-ms MS (per target, once)
@@ -35,6 +41,7 @@ Settings
   --profile-scenario ID  …under this scenario instead (e.g. embeddings: what a large reply costs the event loop)
   --profile-ext          …a Tollgate on the given --database-url / --redis-url instead (tollgate-ext is stopped first: they would share its shards)
   --micro                also run the micro-benchmarks (bench/ledger-roundtrip.ts, bench/micro/prepare.ts)
+  --ports FROM-TO        every port the bench opens (targets, simulator, proxies) from this range, e.g. 19000-19099
   --out DIR              where the JSON and HTML reports go (default bench/results)`;
 
 export type Mode = 'quick' | 'full' | 'sweep';
@@ -72,12 +79,18 @@ export interface Options {
   extras: ExtraTargetSpec[];
   databaseUrl?: string;
   redisUrl?: string;
+  /** A redis-sentinel:// URL: target tollgate-sentinel, on databaseUrl. */
+  redisSentinel?: string;
+  /** A redis-cluster:// URL: target tollgate-cluster, on databaseUrl. */
+  redisCluster?: string;
   workers: number;
   threads: number;
   pin: boolean;
   gatewayCpus: string;
   loadCpus: string;
   out: string;
+  /** --ports: the range every port comes from, or null for any free port. */
+  ports: { from: number; to: number } | null;
   micro: boolean;
   profile: boolean;
   profileScenario: string;
@@ -111,6 +124,8 @@ export function parseOptions(argv: string[]): Options | null {
       'target-pid': { type: 'string', multiple: true },
       'database-url': { type: 'string' },
       'redis-url': { type: 'string' },
+      'redis-sentinel': { type: 'string' },
+      'redis-cluster': { type: 'string' },
       scenarios: { type: 'string' },
       rounds: { type: 'string' },
       'slot-ms': { type: 'string' },
@@ -130,6 +145,7 @@ export function parseOptions(argv: string[]): Options | null {
       'profile-ext': { type: 'boolean' },
       micro: { type: 'boolean' },
       out: { type: 'string', default: join(packageRoot, 'bench/results') },
+      ports: { type: 'string' },
     },
   });
   if (values.help) return null;
@@ -186,6 +202,12 @@ export function parseOptions(argv: string[]): Options | null {
     if (pairs.length === 0 || pairs.some((kv) => kv.length !== 2 || kv[0] === '')) throw new Error(`--variant expects NAME:KEY=VALUE[,KEY=VALUE…], got '${spec}'`);
     variants.push({ name: spec.slice(0, colon), env: Object.fromEntries(pairs) });
   }
+  if (values['redis-sentinel'] !== undefined && (!values['redis-sentinel'].startsWith('redis-sentinel://') || values['database-url'] === undefined)) {
+    throw new Error('--redis-sentinel expects a redis-sentinel://host:port[,host:port…]/<master> URL, and --database-url for its Tollgate');
+  }
+  if (values['redis-cluster'] !== undefined && (!values['redis-cluster'].startsWith('redis-cluster://') || values['database-url'] === undefined)) {
+    throw new Error('--redis-cluster expects a redis-cluster://host:port[,host:port…] URL, and --database-url for its Tollgate');
+  }
   if (values['profile-ext'] === true && values['database-url'] === undefined && values['redis-url'] === undefined) throw new Error('--profile-ext profiles the Tollgate of --database-url / --redis-url: give one');
   const num = (v: string | undefined, fallback: number, flag: string): number => (v === undefined ? fallback : ints(v, flag)[0]!);
   return {
@@ -200,12 +222,15 @@ export function parseOptions(argv: string[]): Options | null {
     extras,
     databaseUrl: values['database-url'],
     redisUrl: values['redis-url'],
+    redisSentinel: values['redis-sentinel'],
+    redisCluster: values['redis-cluster'],
     workers: num(values.workers, 1, '--workers'),
     threads: num(values.threads, 1, '--threads'),
     pin: !values['no-pin'],
     gatewayCpus: values['gateway-cpus']!,
     loadCpus: values['load-cpus']!,
     out: values.out!,
+    ports: values.ports === undefined ? null : portRange(values.ports),
     micro: values.micro === true,
     profile: values.profile === true,
     profileScenario: scenarioById(values['profile-scenario']!).id,
@@ -217,6 +242,14 @@ export function parseOptions(argv: string[]): Options | null {
       scenarios: sweepScenarios,
     },
   };
+}
+
+/** "19000-19099" → {from, to}: ports above 1023 and at least 8 of them (a run opens a few per target). */
+export function portRange(text: string): { from: number; to: number } {
+  const m = /^(\d+)-(\d+)$/.exec(text);
+  const [from, to] = m === null ? [NaN, NaN] : [Number(m[1]), Number(m[2])];
+  if (!(from >= 1024 && to <= 65535 && to - from >= 7)) throw new Error(`--ports expects FROM-TO, 1024 ≤ FROM, TO ≤ 65535, at least 8 ports; got '${text}'`);
+  return { from, to };
 }
 
 /** How many CPUs a taskset list names ("0", "0-13,15" → 15). */

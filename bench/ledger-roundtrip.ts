@@ -59,12 +59,13 @@ async function worker(): Promise<void> {
   const orgId = process.env.BENCH_ORG!;
   const redisStore = process.env.BENCH_REDIS_STORE;
   const config = loadConfig({ LOG_LEVEL: 'warn', BILLING_FLUSH_MS: process.env.BENCH_FLUSH_MS, ...(redisStore ? { REDIS_URL, DATABASE_URL: redisStore } : {}) });
-  const ledger = await connectLedger(config, channel, logger);
+  const pool = createPool(process.env.BENCH_STORE_URL!, 2);
+  const ledger = await connectLedger(config, channel, pool, logger);
   // The floor under each host: what one of its round trips costs with no ledger work at all.
   const redis = redisStore ? new Redis(REDIS_URL) : null;
   const floor = redis !== null ? () => redis.ping() : () => channel.request('bench:ping');
   const billing = createBilling({ ledger, logger });
-  const key: ApiKey = { id: randomUUID(), orgId, name: 'bench', prefix: 'x', last4: 'x', version: 1, scope: null, binding: 'organization', funding: 'balance', expiresAt: null };
+  const key: ApiKey = { id: randomUUID(), orgId, name: 'bench', prefix: 'x', last4: 'x', version: 1, scope: null, binding: 'organization', funding: 'balance', expiresAt: null, quotaPerMinute: null };
   const model = {
     modelId: randomUUID(),
     price: { inputPerMtok: 2_500_000, cachedInputPerMtok: 1_250_000, outputPerMtok: 10_000_000, imageUnit: 0 },
@@ -127,7 +128,7 @@ async function phase(kind: HostKind, flushMs: number, orgId: string, storeUrl: s
   const allReady = new Promise<void>((resolve) => channel.on('bench:ready', () => ++ready === WORKERS && resolve()));
   const workers: Worker[] = [];
   for (let i = 0; i < WORKERS; i++) {
-    const w = cluster.fork({ BENCH_ORG: orgId, BENCH_FLUSH_MS: String(flushMs), BENCH_REDIS_STORE: kind === 'redis' ? storeUrl : '', ...host.workerEnv });
+    const w = cluster.fork({ BENCH_ORG: orgId, BENCH_FLUSH_MS: String(flushMs), BENCH_REDIS_STORE: kind === 'redis' ? storeUrl : '', BENCH_STORE_URL: storeUrl, ...host.workerEnv });
     channel.attach(w);
     workers.push(w);
   }

@@ -4,6 +4,7 @@
 import { join } from 'node:path';
 import { packageRoot } from '../src/config/paths.js';
 import type { LoadJob, LoadMessage, LoadResult } from './loadgen-job.js';
+import { scrapeLoopDelay, type LoopDelay } from './event-loop.js';
 import { contextSwitches, cpuMs, cpuMsReaped, machineBusyMs, mainThreadCpuMs, pssBytes, rssBytes, Spawned } from './procs.js';
 import type { ProcessRole, Target } from './targets.js';
 
@@ -74,6 +75,8 @@ export interface Sample {
   simulatorCpuMs: number;
   /** CPU that processes outside this run (and the hypervisor) took during the job, in cores: the noise. */
   otherCores: number;
+  /** The HTTP workers' event-loop delay over the recorded phase (the longest task, the p99 delay); null when the target does not report it. */
+  loopDelay?: LoopDelay | null;
   /** The workload sent beside this one (mixed scenarios): what it was and how it fared. */
   beside?: { what: string; requests: number; errors: number; result: LoadResult };
 }
@@ -131,6 +134,8 @@ export async function measure(ctx: MeasureContext, target: Target, scenario: str
   let result: LoadResult;
   let busy0 = 0;
   let self0 = process.cpuUsage();
+  // Empties every process's event-loop window as the recorded phase starts (a few ms into it at most).
+  let loopReset: Promise<unknown> = Promise.resolve();
   try {
     result = await ctx.loadgen.run(job, () => {
       busy0 = machineBusyMs();
@@ -142,11 +147,14 @@ export async function measure(ctx: MeasureContext, target: Target, scenario: str
       }
       sampleRss();
       timer = setInterval(sampleRss, RSS_SAMPLE_MS);
+      loopReset = scrapeLoopDelay(target.metricsUrl);
     });
   } finally {
     if (timer !== null) clearInterval(timer);
   }
   sampleRss();
+  await loopReset;
+  const loopDelay = await scrapeLoopDelay(target.metricsUrl);
   // Processes that appeared during the job (a new server backend) count whole.
   const known = new Set(roles.map((r) => r.pid));
   const fresh = target.processes().filter((r) => !known.has(r.pid));
@@ -169,5 +177,6 @@ export async function measure(ctx: MeasureContext, target: Target, scenario: str
     peakTotalPssBytes: peakTotal,
     simulatorCpuMs: target.kind === 'direct' ? 0 : used(ctx.simulatorPid),
     otherCores: Math.round(otherCores * 100) / 100,
+    loopDelay,
   };
 }

@@ -137,15 +137,36 @@ export function installCleanup(log: (s: string) => void): void {
   });
 }
 
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
+/** --ports FROM-TO: every port the bench opens comes from this range (null: any free port the kernel picks). */
+let portRange: { next: number; to: number } | null = null;
+
+export function usePortRange(from: number, to: number): void {
+  portRange = { next: from, to };
+}
+
+function tryListen(port: number): Promise<number | null> {
+  return new Promise((resolve) => {
     const s = createServer();
-    s.on('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
+    s.once('error', () => resolve(null));
+    s.listen(port, '127.0.0.1', () => {
+      const bound = (s.address() as { port: number }).port;
+      s.close(() => resolve(bound));
     });
   });
+}
+
+export async function freePort(): Promise<number> {
+  if (portRange === null) {
+    const port = await tryListen(0);
+    if (port === null) throw new Error('no free port');
+    return port;
+  }
+  // In order through the range, each port handed out once: two targets never get the same one.
+  while (portRange.next <= portRange.to) {
+    const port = await tryListen(portRange.next++);
+    if (port !== null) return port;
+  }
+  throw new Error('--ports: every port of the range is taken or already used');
 }
 
 /** Can we pin? taskset present and at least two CPUs. */

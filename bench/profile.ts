@@ -36,6 +36,12 @@ export interface ProfilePart {
   groups: ProfileLine[];
   modules: ProfileLine[];
   functions: ProfileLine[];
+  /**
+   * The longest run of consecutive samples that were not idle: the longest task the thread ran (GC included), to
+   * within a sample. `samples` × the sampling interval is its length on the CPU (a sample is taken only while the
+   * thread runs, so time it was preempted mostly falls out); `wallMs` adds whatever the samples' gaps held.
+   */
+  longestBusy: { samples: number; wallMs: number; gcSamples: number };
 }
 
 export interface ProfileSummary {
@@ -49,6 +55,9 @@ export interface ProfileSummary {
 }
 
 const r1 = (x: number): number => Math.round(x * 10) / 10;
+
+/** V8's sampling interval for the profiled Tollgate, µs. */
+const PROFILE_INTERVAL_US = 200;
 
 function top(map: Map<string, number>, total: number, n: number): ProfileLine[] {
   return [...map.entries()]
@@ -87,12 +96,27 @@ export function summarise(profile: CpuProfile, fromUs: number, toUs: number, lab
   const groups = new Map<string, number>();
   let t = profile.startTime;
   let total = 0;
+  const longestBusy = { samples: 0, wallMs: 0, gcSamples: 0 };
+  let run = 0;
+  let runGc = 0;
+  let runStart = 0;
   for (let i = 0; i < profile.samples.length; i++) {
     t += profile.timeDeltas[i] ?? 0;
     if (t < fromUs || t > toUs) continue;
     const id = profile.samples[i]!;
     const frame = byId.get(id);
-    if (frame === undefined || frame.functionName === '(idle)') continue;
+    if (frame === undefined || frame.functionName === '(idle)') {
+      run = 0;
+      runGc = 0;
+      continue;
+    }
+    if (run++ === 0) runStart = t;
+    if (frame.functionName === '(garbage collector)') runGc++;
+    if (run > longestBusy.samples) {
+      longestBusy.samples = run;
+      longestBusy.gcSamples = runGc;
+      longestBusy.wallMs = r1((t - runStart) / 1000);
+    }
     const us = profile.timeDeltas[i + 1] ?? profile.timeDeltas[i] ?? 0;
     const { module, name } = ownerOf(id);
     const group = groupOf(module, frame);
@@ -101,7 +125,7 @@ export function summarise(profile: CpuProfile, fromUs: number, toUs: number, lab
     groups.set(group, (groups.get(group) ?? 0) + us);
     total += us;
   }
-  return { process: label, pid, sampledMs: r1(total / 1000), groups: top(groups, total, 30), modules: top(mods, total, 25), functions: top(fns, total, 25) };
+  return { process: label, pid, sampledMs: r1(total / 1000), groups: top(groups, total, 30), modules: top(mods, total, 25), functions: top(fns, total, 25), longestBusy };
 }
 
 /** Code that works on someone else's behalf: V8 builtins other than JSON, and Node's core modules. */
@@ -113,6 +137,7 @@ function render(s: Omit<ProfileSummary, 'text'>): string {
   const lines = [`CPU profile of Tollgate under '${s.scenario}' (${s.rps} req/s, ${s.cpuUsPerRequest} µs CPU/request with the profiler on)`];
   for (const p of s.parts) {
     lines.push(`\n${p.process} (pid ${p.pid}): ${p.sampledMs} ms of CPU sampled while the load ran`);
+    lines.push(`  longest task: ${p.longestBusy.samples} consecutive busy samples (~${r1((p.longestBusy.samples * PROFILE_INTERVAL_US) / 1000)} ms on the CPU, ${p.longestBusy.gcSamples} of them garbage collection; ${p.longestBusy.wallMs} ms from its first sample to its last)`);
     lines.push('  by group:     ' + p.groups.map((g) => `${g.name} ${g.pct}% (${g.usPerRequest} µs/req)`).join(', '));
     lines.push('  top self time:');
     for (const f of p.functions.slice(0, 15)) lines.push(`    ${String(f.pct).padStart(5)}%  ${f.name}`);
@@ -125,7 +150,7 @@ export async function runProfile(ctx: MeasureContext, o: Options, simUrl: string
   const ext = o.profileExt ? { databaseUrl: o.databaseUrl, redisUrl: o.redisUrl } : {};
   log(`profiling: starting a Tollgate with --cpu-prof${o.profileExt ? ' on the given DATABASE_URL / REDIS_URL' : ''}…`);
   // 200 µs sampling: a request costs ~100-200 µs, so the default 1 ms would see too few; finer costs too much.
-  const nodeArgs = ['--cpu-prof', `--cpu-prof-dir=${dir}`, '--cpu-prof-interval=200'];
+  const nodeArgs = ['--cpu-prof', `--cpu-prof-dir=${dir}`, `--cpu-prof-interval=${PROFILE_INTERVAL_US}`];
   const gw = await startTollgate({ name: 'tollgate-profiled', cpus: gwCpus, simUrl, workers: o.workers, piscinaMaxThreads: o.threads, nodeArgs, ...ext });
   const scenario = scenarioById(o.profileScenario);
   let from = 0;

@@ -136,11 +136,11 @@ export function renderHtml(r: Report): string {
 <h1>Tollgate bench — ${esc(m.mode)} mode</h1>
 <p>${esc(m.startedAt)} · ${m.seconds} s · Node ${esc(m.node)} · ${esc(m.cpu)} × ${m.cpus} · ${m.memoryGb} GB · git ${esc(m.git)} · ${m.pinning ? `gateway processes on CPU ${esc(m.pinning.gateway)}, load generator and simulator on CPU ${esc(m.pinning.load)}` : 'unpinned'} · load average before ${m.loadavgBefore.map((x) => x.toFixed(2)).join(' ')}, after ${m.loadavgAfter.map((x) => x.toFixed(2)).join(' ')} · other processes took ${m.otherCores.mean} cores on average during the measurements (${m.otherCores.max} at most) · ${m.settings.rounds} round(s) of ${m.settings.slotMs} ms per target, interleaved</p>
 ${r.failed ? `<p class="failed"><b>The run failed:</b> ${esc(r.failed)}</p>` : ''}
-${targets}${checks ? `<h2>Targets of issue 14</h2>${checks}` : ''}${mixed}
+${targets}${checks ? `<h2>Goals: each figure against its limit</h2>${checks}` : ''}${mixed}
 ${r.scenarios.length ? `<h2>Scenarios</h2><p class="note">Latency is per request, from sending it to the last byte of the answer, in ms. +p50/+p99: added over the bare proxy (the floor). CPU s/1k: CPU seconds of the target's own processes (for Tollgate the primary and every worker) per 1,000 requests. Target/load cores: CPU over wall time; load cores near 1.0 means the load generator's core, not the target, was the limit.</p>` : ''}
 ${r.scenarios.map((s) => scenarioSection(r, s.id, colors)).join('\n')}
 ${memorySection(r, colors)}${sweepSection(r)}${profileSection(r)}
-<h2>Not measured</h2><ul>${r.skipped.map((s) => `<li><b>${esc(s.id)}</b>: ${esc(s.reason)}</li>`).join('')}</ul>
+${r.skipped.length ? `<h2>Not measured</h2><ul>${r.skipped.map((s) => `<li><b>${esc(s.id)}</b>: ${esc(s.reason)}</li>`).join('')}</ul>` : ''}
 ${r.micro ? `<h2>Micro-benchmarks</h2><pre>${esc(JSON.stringify(r.micro, null, 2))}</pre>` : ''}
 <p class="note">Raw samples, with every histogram, are in the JSON file written next to this page.</p></body></html>
 `;

@@ -122,6 +122,13 @@ export function roleTable(aggs: Aggregate[]): string {
   return table(['scenario', 'target', 'all', 'primary', 'db', 'workers', 'of which event loops', 'of which other threads (pool, libuv)', 'switches per call (primary / workers)'], rows);
 }
 
+/** The HTTP workers' event loop in each scenario (bench/event-loop.ts): its longest single task and its p99 delay while the scenario ran (issue 33: the longest task ≤ 2 ms beside 128 × 3072 float embeddings). */
+export function loopTable(aggs: Aggregate[]): string {
+  const ms = (x: number): string => x.toFixed(1);
+  const rows = aggs.filter((a) => a.loopDelay != null).map((a) => [a.scenario, a.target, ms(a.loopDelay!.maxMs), ms(a.loopDelay!.p99Ms), a.loopDelay!.byRoundMaxMs.map(ms).join(' ')]);
+  return table(['scenario', 'target', 'longest delay ≈ longest task (ms)', 'p99 delay (ms)', 'longest delay by round (ms)'], rows);
+}
+
 export function skippedText(skipped: readonly SkippedScenario[]): string {
   return skipped.map((s) => `- ${s.id}: ${s.reason}`).join('\n');
 }

@@ -2,6 +2,7 @@
 // and scenario, rounds merged; the overhead over the floor; and the issue's
 // mixed scenarios against their baselines (the issue's targets: goals.ts).
 import { Histogram, type LatencySummary } from './histogram.js';
+import type { LoopDelay } from './event-loop.js';
 import type { Sample } from './measure.js';
 import type { TargetKind } from './targets.js';
 
@@ -34,6 +35,8 @@ export interface Aggregate {
   peakTotalBytes: number;
   /** Processes per role (largest count seen in one job): how many HTTP workers a Tollgate ran. */
   processCount: Record<string, number>;
+  /** The HTTP workers' event loop over the rounds (bench/event-loop.ts), ms: the longest single task of any round, the highest p99 delay of any round, and each round's longest task; null when the target does not report it. */
+  loopDelay?: { maxMs: number; p99Ms: number; byRoundMaxMs: number[] } | null;
   /** Added over the bare proxy in the same scenario (ms), and ratios; null for the bare proxy itself or when absent. */
   addedP50: number | null;
   addedP99: number | null;
@@ -43,6 +46,16 @@ export interface Aggregate {
 
 const r2 = (x: number): number => Math.round(x * 100) / 100;
 const r3 = (x: number): number => Math.round(x * 1000) / 1000;
+
+function loopDelayOf(group: Sample[]): Aggregate['loopDelay'] {
+  const rounds = group.map((s) => s.loopDelay).filter((d): d is LoopDelay => d != null);
+  if (rounds.length === 0) return null;
+  return {
+    maxMs: r2(Math.max(...rounds.map((d) => d.maxMs))),
+    p99Ms: r2(Math.max(...rounds.map((d) => d.p99Ms))),
+    byRoundMaxMs: rounds.map((d) => r2(d.maxMs)),
+  };
+}
 
 export function aggregate(samples: Sample[], kinds: Map<string, TargetKind>): Aggregate[] {
   const groups = new Map<string, Sample[]>();
@@ -113,6 +126,7 @@ export function aggregate(samples: Sample[], kinds: Map<string, TargetKind>): Ag
       peakRssByRole: peak,
       peakTotalBytes: peakTotal,
       processCount: count,
+      loopDelay: loopDelayOf(group),
       addedP50: null,
       addedP99: null,
       vsBare: null,

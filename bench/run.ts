@@ -14,11 +14,11 @@ import { parseOptions, USAGE } from './cli.js';
 import { runScenarios } from './jobs.js';
 import { LoadGen, type MeasureContext } from './measure.js';
 import { runMicro } from './micro.js';
-import { installCleanup, interrupted, pinningAvailable, pinSelf, stopAll } from './procs.js';
+import { installCleanup, interrupted, pinningAvailable, pinSelf, stopAll, usePortRange } from './procs.js';
 import { runProfile } from './profile.js';
 import { buildMeta, type Report, writeReports } from './report-files.js';
 import { goals } from './goals.js';
-import { goalsTable, mixedTable, ratioTable, roleTable, skippedText, streamTable, unaryTable } from './report-text.js';
+import { goalsTable, loopTable, mixedTable, ratioTable, roleTable, skippedText, streamTable, unaryTable } from './report-text.js';
 import { aggregate, mixedChecks } from './results.js';
 import { SKIPPED, scenarioById } from './scenarios.js';
 import { runSweep } from './sweep.js';
@@ -39,6 +39,7 @@ async function main(): Promise<number> {
     return 0;
   }
   const o = opts;
+  if (o.ports !== null) usePortRange(o.ports.from, o.ports.to);
   installCleanup(log);
   const pin = o.pin && pinningAvailable();
   if (o.pin && !pin) log('note: taskset or a second CPU is missing; running unpinned (numbers are less comparable)');
@@ -50,6 +51,8 @@ async function main(): Promise<number> {
   log(`tollgate bench, ${o.mode} mode; load average ${loadavg().map((x) => x.toFixed(2)).join(' ')} on ${cpus().length} CPUs`);
   if (loadavg()[0]! > 0.5) log('note: the machine is busy (1-minute load > 0.5): numbers will be noisy; prefer a quiet machine for figures you publish');
 
+  // The bench's key may have as many calls in progress as the largest scenario makes (with its heavy calls beside).
+  const keyConcurrency = Math.max(...o.scenarios.map((id) => { const s = scenarioById(id); return s.concurrency + (s.beside?.concurrency ?? 0); }), ...o.sweep.connections);
   const sim = await startSimulator(loadCpus);
   const targets: Target[] = [];
   try {
@@ -58,16 +61,28 @@ async function main(): Promise<number> {
     if (bare !== null) targets.push(bare);
     if (o.builtins.has('tollgate') && o.mode !== 'sweep') {
       log(`starting Tollgate (WORKERS=${o.workers}, PISCINA_MAX_THREADS=${o.threads}, embedded store)…`);
-      targets.push(await startTollgate({ name: 'tollgate', cpus: gwCpus, simUrl: sim.url, workers: o.workers, piscinaMaxThreads: o.threads }));
+      targets.push(await startTollgate({ name: 'tollgate', cpus: gwCpus, simUrl: sim.url, workers: o.workers, piscinaMaxThreads: o.threads, keyConcurrency }));
     }
     for (const v of o.mode === 'sweep' ? [] : o.variants) {
       log(`starting Tollgate ${v.name} (${v.root ?? 'this build'}${Object.keys(v.env).length ? `, ${Object.entries(v.env).map(([k, x]) => `${k}=${x}`).join(' ')}` : ''})…`);
-      targets.push(await startTollgate({ name: v.name, cpus: gwCpus, simUrl: sim.url, workers: o.workers, piscinaMaxThreads: o.threads, root: v.root, env: v.env }));
+      targets.push(await startTollgate({ name: v.name, cpus: gwCpus, simUrl: sim.url, workers: o.workers, piscinaMaxThreads: o.threads, root: v.root, env: v.env, keyConcurrency }));
     }
     if ((o.databaseUrl || o.redisUrl) && o.mode !== 'sweep') {
       log('starting Tollgate on the given DATABASE_URL / REDIS_URL…');
       targets.push(
-        await startTollgate({ name: 'tollgate-ext', cpus: gwCpus, simUrl: sim.url, workers: o.workers, piscinaMaxThreads: o.threads, databaseUrl: o.databaseUrl, redisUrl: o.redisUrl }),
+        await startTollgate({ name: 'tollgate-ext', cpus: gwCpus, simUrl: sim.url, workers: o.workers, piscinaMaxThreads: o.threads, databaseUrl: o.databaseUrl, redisUrl: o.redisUrl, keyConcurrency }),
+      );
+    }
+    if (o.redisSentinel !== undefined && o.mode !== 'sweep') {
+      log('starting Tollgate on the given DATABASE_URL with its ledger on the Sentinel deployment…');
+      targets.push(
+        await startTollgate({ name: 'tollgate-sentinel', cpus: gwCpus, simUrl: sim.url, workers: o.workers, piscinaMaxThreads: o.threads, databaseUrl: o.databaseUrl, redisUrl: o.redisSentinel, keyConcurrency }),
+      );
+    }
+    if (o.redisCluster !== undefined && o.mode !== 'sweep') {
+      log('starting Tollgate on the given DATABASE_URL with its ledger on the Redis Cluster…');
+      targets.push(
+        await startTollgate({ name: 'tollgate-cluster', cpus: gwCpus, simUrl: sim.url, workers: o.workers, piscinaMaxThreads: o.threads, databaseUrl: o.databaseUrl, redisUrl: o.redisCluster, keyConcurrency }),
       );
     }
     for (const e of o.extras) targets.push(extraTarget(e.name, e.url, e.headers, e.pids));
@@ -120,10 +135,11 @@ function printTables(report: Report): void {
     if (scenarios.some((s) => s.stream)) log(`\nStreams (ms; gap = time between SSE events as the client receives them)\n\n${streamTable(report.aggregates, scenarios)}`);
     log(`\nRatios\n\n${ratioTable(report.aggregates, scenarios)}`);
     if (report.aggregates.some((a) => a.kind === 'tollgate')) log(`\nTollgate's CPU per request by process (µs)\n\n${roleTable(report.aggregates)}`);
+    if (report.aggregates.some((a) => a.loopDelay != null)) log(`\nThe HTTP workers' event loop while each scenario ran (from /metrics)\n\n${loopTable(report.aggregates)}`);
   }
-  if (report.goals.length > 0) log(`\nTargets of issue 14 (score against limit; JSON: goals[].id)\n\n${goalsTable(report.goals)}`);
-  if (report.mixed.length > 0) log(`\nSmall calls beside heavy work (issues 13 and 16: p99 within ${report.mixed[0]!.limit}× of the same calls alone)\n\n${mixedTable(report.mixed)}`);
-  log(`\nNot measured\n${skippedText(report.skipped)}`);
+  if (report.goals.length > 0) log(`\nGoals: each figure against its limit (JSON: goals[].id)\n\n${goalsTable(report.goals)}`);
+  if (report.mixed.length > 0) log(`\nSmall calls beside heavy work (goal: p99 within ${report.mixed[0]!.limit}× of the same calls alone)\n\n${mixedTable(report.mixed)}`);
+  if (report.skipped.length > 0) log(`\nNot measured\n${skippedText(report.skipped)}`);
   if (report.profile) log(`\n${report.profile.text}`);
 }
 

@@ -2,7 +2,8 @@
 // database of the real PostgreSQL) under mixed traffic on every surface for N
 // seconds (1800 by default), with faults injected on a schedule: supplier
 // storms, timeouts, streams stalled, reset or malformed, a worker killed with
-// SIGKILL, the supplier refusing connections, clients leaving mid-call. At the
+// SIGKILL, the supplier refusing connections, PostgreSQL's connections reset
+// for 3 s (a proxy between the gateway and the store), clients leaving mid-call. At the
 // end: the invariants of the reliability suite (test/reliability/lib/, the same
 // checks), RSS sampled through the run, a one-screen report also written as
 // JSON and HTML under bench/results/. Exit status 1 when an invariant failed.
@@ -19,6 +20,7 @@ import { scrape } from '../test/ledger/scrape.js';
 import { PG_ADMIN_URL, REDIS_URL } from '../test/helpers/services.js';
 import { checkBooks, checkHolds } from '../test/reliability/lib/books.js';
 import { startFaultSupplier } from '../test/reliability/lib/fault-supplier.js';
+import { proxiedDatabase } from '../test/helpers/tcp-proxy.js';
 import { bystanders, call, SURFACES, type Surface } from '../test/reliability/lib/load.js';
 import { children, rssSeries } from '../test/reliability/lib/procs.js';
 import { Report } from '../test/reliability/lib/report.js';
@@ -68,13 +70,15 @@ async function main(): Promise<number> {
 
   const sim = await startSimulator({ instances: ['alpha', 'beta', 'gamma'] });
   const faults = await startFaultSupplier(sim.url);
+  // The gateway reaches PostgreSQL through a proxy that can reset its connections (issue 39); the books are read directly.
+  const pgProxy = await proxiedDatabase(db);
   const dir = tempDir('tollgate-soak-');
   const config = join(dir, 'config.json');
   writeFileSync(config, JSON.stringify({ billing: { hold_max_ms: HOLD_MAX_MS }, suppliers: { connect_timeout_ms: 1000, headers_timeout_ms: 1500, body_timeout_ms: 1500, breaker_threshold: 5, breaker_cooldown_ms: 3000 } }));
   const gw = await startGateway({
     workers: WORKERS,
     env: {
-      DATABASE_URL: db,
+      DATABASE_URL: pgProxy.url,
       SIMULATOR_URL: faults.url,
       ADMIN_TOKEN,
       TOLLGATE_CONFIG: config,
@@ -102,7 +106,7 @@ async function main(): Promise<number> {
     let oldestHoldPeakMs = 0;
     // Holds through the run, from the running ledger's gauges (/metrics): how many, and the oldest's age.
     const holdSampler = setInterval(() => {
-      void scrape(gw.url)
+      void scrape(gw.opsUrl)
         .then((m) => {
           openHoldsPeak = Math.max(openHoldsPeak, m.sum('tollgate_ledger_open_holds'));
           oldestHoldPeakMs = Math.max(oldestHoldPeakMs, m.sum('tollgate_ledger_oldest_hold_seconds') * 1000);
@@ -129,6 +133,7 @@ async function main(): Promise<number> {
         },
       },
       { name: 'supplier refuses connections', start: () => faults.refuse(), end: () => faults.restore() },
+      { name: 'PostgreSQL connections reset for 3 s', start: async () => pgProxy.proxy.reset(3000) },
       { name: 'clients leave mid-call', abortShare: 0.5 },
     ];
     const period = Math.max(6, SECONDS / (schedule.length * 3)) * 1000;
@@ -251,6 +256,7 @@ async function main(): Promise<number> {
     await dispatcher.close().catch(() => {});
     await gw.stop().catch(() => {});
     await faults.close();
+    await pgProxy.proxy.close();
     await sim.close();
     const c = new pg.Client({ connectionString: PG_ADMIN_URL });
     await c.connect();

@@ -35,7 +35,7 @@ export async function runSweep(ctx: MeasureContext, o: Options, simUrl: string, 
   try {
     for (const s of settings) {
       log(`starting Tollgate ${s.label} (WORKERS=${s.workers}, PISCINA_MAX_THREADS=${s.threads})…`);
-      gateways.push(await startTollgate({ name: s.label, cpus: gwCpus, simUrl, workers: s.workers, piscinaMaxThreads: s.threads }));
+      gateways.push(await startTollgate({ name: s.label, cpus: gwCpus, simUrl, workers: s.workers, piscinaMaxThreads: s.threads, keyConcurrency: Math.max(...o.sweep.connections) }));
     }
     const targets = [bare, ...gateways];
     const warm = scenarioById('unary');

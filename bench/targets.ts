@@ -28,6 +28,8 @@ export interface Target {
   headers: Record<string, string>;
   /** The processes whose CPU and memory are this target's, looked up before each job (workers restart). */
   processes(): ProcessRole[];
+  /** The target's Prometheus text (Tollgate's operator listener), for the workers' event-loop delay (event-loop.ts); absent elsewhere. */
+  metricsUrl?: string;
   /** Settings worth printing (workers, threads, store). */
   settings: Record<string, string | number>;
   stop(): Promise<void>;
@@ -36,7 +38,7 @@ export interface Target {
 const dist = (file: string): string => join(packageRoot, 'dist', file);
 
 export async function startSimulator(cpus: string | null): Promise<{ url: string; proc: Spawned }> {
-  const proc = new Spawned('simulator', [dist('src/simulator/main.js'), '--port', '0', '--instances', 'alpha,beta,gamma'], { cpus });
+  const proc = new Spawned('simulator', [dist('src/simulator/main.js'), '--port', String(await freePort()), '--instances', 'alpha,beta,gamma'], { cpus });
   const line = await proc.waitForLine((l) => typeof l.simulator === 'string', 30_000);
   return { url: line.simulator as string, proc };
 }
@@ -55,7 +57,7 @@ export function directTarget(sim: { url: string; proc: Spawned }): Target {
 }
 
 export async function startBare(simUrl: string, cpus: string | null): Promise<Target> {
-  const proc = new Spawned('bare proxy', [dist('bench/bare-proxy.js'), '--port', '0', '--upstream', `${simUrl}/alpha`], { cpus });
+  const proc = new Spawned('bare proxy', [dist('bench/bare-proxy.js'), '--port', String(await freePort()), '--upstream', `${simUrl}/alpha`], { cpus });
   const line = await proc.waitForLine((l) => typeof l.bare === 'string', 30_000);
   return {
     name: 'bare',
@@ -83,11 +85,21 @@ export interface TollgateOptions {
   root?: string;
   /** More environment for the gateway (settings, bench switches such as TOLLGATE_BENCH_EMBEDDINGS_INLINE). */
   env?: Record<string, string>;
+  /**
+   * The most calls the run puts in progress at once: the bench's key may
+   * have that many per worker (all of them may land on one), so the
+   * gateway's own per-key cap (128 by default) refuses none of the load.
+   */
+  keyConcurrency?: number;
 }
+
+/** The gateway's default billing.max_concurrent_per_key (README, Settings). */
+const DEFAULT_KEY_CONCURRENCY = 128;
 
 export async function startTollgate(o: TollgateOptions): Promise<Target> {
   const port = await freePort();
   const adminToken = randomBytes(24).toString('hex');
+  const opsPort = await freePort();
   const dataDir = mkdtempSync(join(tmpdir(), 'tollgate-bench-'));
   const env: NodeJS.ProcessEnv = {
     ...process.env,
@@ -101,12 +113,15 @@ export async function startTollgate(o: TollgateOptions): Promise<Target> {
     // A real deployment logs one line per request; so does the bench (to a pipe the runner drains).
     LOG_LEVEL: 'info',
     DRAIN_TIMEOUT_MS: '2000',
+    // An operator listener of its own (a free port each: side-by-side targets must not contend), scraped around each job for the workers' event-loop delay.
+    OPS_PORT: String(opsPort),
   };
   delete env.DATABASE_URL;
   delete env.REDIS_URL;
   delete env.TOLLGATE_CONFIG;
   if (o.databaseUrl) env.DATABASE_URL = o.databaseUrl;
   if (o.redisUrl) env.REDIS_URL = o.redisUrl;
+  env.MAX_CONCURRENT_PER_KEY = String(Math.max(DEFAULT_KEY_CONCURRENCY, o.keyConcurrency ?? 0));
   Object.assign(env, o.env);
   const main = o.root === undefined ? dist('src/main.js') : join(o.root, 'dist/src/main.js');
   const proc = new Spawned(o.name, [...(o.nodeArgs ?? []), main], { cpus: o.cpus, env });
@@ -125,11 +140,13 @@ export async function startTollgate(o: TollgateOptions): Promise<Target> {
       pathPrefix: '',
       headers: { authorization: `Bearer ${key}` },
       processes: () => tollgateProcesses(proc.pid),
+      metricsUrl: `http://127.0.0.1:${opsPort}/metrics`,
       settings: {
         workers: o.workers,
         piscina_max_threads: o.piscinaMaxThreads,
         store: o.databaseUrl ? 'postgres' : 'embedded PostgreSQL',
-        ledger: o.redisUrl ? 'redis' : 'primary',
+        ledger: o.redisUrl ? (o.redisUrl.startsWith('redis-sentinel:') ? 'redis-sentinel' : o.redisUrl.startsWith('redis-cluster:') ? 'redis-cluster' : 'redis') : 'primary',
+        max_concurrent_per_key: Number(env.MAX_CONCURRENT_PER_KEY),
         ...(o.root === undefined ? {} : { build: o.root }),
         ...o.env,
       },

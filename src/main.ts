@@ -3,8 +3,16 @@
 import cluster from 'node:cluster';
 import { ConfigError, loadConfig } from './config/load.js';
 
+/** Errors of the machine, not of the program (a port taken, a directory not writable): their message says it all. ELISTEN: uWS could not listen. */
+const SYSTEM_ERRORS = new Set(['ELISTEN', 'EADDRINUSE', 'EADDRNOTAVAIL', 'EACCES', 'EPERM', 'ENOSPC']);
+
 function fail(err: unknown): never {
-  const line = err instanceof ConfigError ? err.message : `tollgate: cannot start: ${(err as Error)?.stack ?? String(err)}`;
+  const line =
+    err instanceof ConfigError
+      ? err.message
+      : SYSTEM_ERRORS.has((err as NodeJS.ErrnoException)?.code ?? '')
+        ? `tollgate: cannot start: ${(err as Error).message}`
+        : `tollgate: cannot start: ${(err as Error)?.stack ?? String(err)}`;
   process.stderr.write(line + '\n');
   process.exit(1);
 }

@@ -34,7 +34,7 @@ export default async function decodeLocal(task: DecodeTask): Promise<DecodeResul
   try {
     decoded = op.decode(parsed, task.body.byteLength);
   } catch (err) {
-    if (err instanceof GatewayError && err.code === 'invalid_request') return { ok: false, code: 'invalid_request', param: err.param };
+    if (err instanceof GatewayError && err.code === 'invalid_request') return { ok: false, code: 'invalid_request', param: err.param, message: err.message };
     throw err;
   }
   return { ok: true, decoded: op.inPool === undefined ? decoded : await op.inPool(decoded, countTokens) };

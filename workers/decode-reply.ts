@@ -10,6 +10,7 @@
 import { Piscina } from 'piscina';
 import { GatewayError } from '../src/errors/gateway-error.js';
 import { blocksText } from '../src/suppliers/reply-limits.js';
+import { isAnswerBuffer } from '../src/surfaces/answer-bytes.js';
 import { modelCallNamed } from '../src/surfaces/index.js';
 import type { DecodeReplyResult, RequestFacts } from '../src/surfaces/surface.js';
 import './thread-priority.js';
@@ -37,14 +38,17 @@ export function decodeReplyData(task: DecodeReplyTask): DecodeReplyResult {
 /**
  * The buffers to move back: the decoded data's byte members that are the only
  * view of their ArrayBuffer (Buffer.from of a string of 4 KB or more allocates
- * its own). A smaller one is a slice of Node's shared slab and is cloned: moving
- * the slab would hand over (and detach here) whatever else it holds.
+ * its own), or a view from offset 0 of an answer buffer (surfaces/answer-bytes.ts:
+ * it holds that answer alone, its end unused). A smaller one is a slice of
+ * Node's shared slab and is cloned: moving the slab would hand over (and
+ * detach here) whatever else it holds.
  */
 export function ownBuffers(result: DecodeReplyResult): ArrayBuffer[] {
   if (!result.ok || result.decoded === null || typeof result.decoded !== 'object') return [];
   const buffers: ArrayBuffer[] = [];
   for (const value of Object.values(result.decoded as object)) {
-    if (value instanceof Uint8Array && value.byteOffset === 0 && value.byteLength === value.buffer.byteLength && value.buffer instanceof ArrayBuffer) buffers.push(value.buffer);
+    if (!(value instanceof Uint8Array) || value.byteOffset !== 0 || !(value.buffer instanceof ArrayBuffer)) continue;
+    if (value.byteLength === value.buffer.byteLength || isAnswerBuffer(value.buffer)) buffers.push(value.buffer);
   }
   return buffers;
 }

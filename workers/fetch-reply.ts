@@ -17,6 +17,7 @@ import { classify } from '../src/suppliers/failures.js';
 import type { ReplyBody } from '../src/suppliers/reply-body.js';
 import { recycleBlocks, ReplyTooLarge } from '../src/suppliers/reply-limits.js';
 import type { Target } from '../src/suppliers/targets.js';
+import { keepSpareAnswers } from '../src/surfaces/answer-bytes.js';
 import type { RequestFacts } from '../src/surfaces/surface.js';
 import { decodeReplyData, ownBuffers, type Moved } from './decode-reply.js';
 import './thread-priority.js';
@@ -30,6 +31,8 @@ export interface FetchReplyTask {
   settings: ConnectionSettings & { maxReplyBytes: number };
   /** Any message on it aborts the attempt (the client went away); closed by the caller when the task is done. */
   abort: MessagePort;
+  /** Answer buffers the HTTP worker has written out (offload/spare-answers.ts), moved here for this thread's next answers. */
+  spares?: ArrayBuffer[];
 }
 
 export type FetchReplyResult =
@@ -42,6 +45,7 @@ export type FetchReplyResult =
 let connections: SupplierConnections | null = null;
 
 export async function fetchReplyData(task: FetchReplyTask): Promise<FetchReplyResult> {
+  if (task.spares !== undefined) keepSpareAnswers(task.spares);
   const abort = new CallAbort();
   task.abort.once('message', () => abort.abort());
   try {

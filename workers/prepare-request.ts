@@ -32,7 +32,7 @@ export default function prepareRequest(task: PrepareTask): PrepareResult {
   try {
     return { ok: true, prepared: modelCallNamed(task.surface).prepare(parsed, task.body.byteLength) };
   } catch (err) {
-    if (err instanceof GatewayError && err.code === 'invalid_request') return { ok: false, code: 'invalid_request', param: err.param };
+    if (err instanceof GatewayError && err.code === 'invalid_request') return { ok: false, code: 'invalid_request', param: err.param, message: err.message };
     throw err;
   }
 }

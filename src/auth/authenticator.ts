@@ -22,6 +22,12 @@ import { findKeyByHash, toApiKey } from './key-store.js';
 import { identityEcho } from './key-view.js';
 import type { ApiKey, Authenticator, Carrier } from './types.js';
 
+/** The hash looked up: the presented key's, or a decoy's of the same length when there is none or it is malformed. */
+function presentedHash(authorization: string, xApiKey: string, carrier: Carrier): Buffer {
+  const token = presentedKey(authorization, xApiKey, carrier);
+  return hashKey(token === '' ? DECOY_KEY : token);
+}
+
 /** Safety net behind the change log and the bus: a warm record is re-read at least this often. */
 export const CACHE_TTL_MS = 60_000;
 /** Warm records kept per worker; beyond this the oldest is dropped (it is re-read on its next use). */
@@ -58,15 +64,21 @@ export class KeyAuthenticator implements Authenticator {
     metrics.count(REFUSAL_COUNTER, 0);
   }
 
-  async authenticate(authorization: string, xApiKey: string, carrier: Carrier): Promise<ApiKey | null> {
-    const warm = await this.lookup(authorization, xApiKey, carrier);
+  async authenticate(authorization: string, xApiKey: string, carrier: Carrier, presented: Buffer | null = null): Promise<ApiKey | null> {
+    const warm = await this.lookup(authorization, xApiKey, carrier, presented);
     return warm === null ? null : warm.key;
   }
 
+  precheck(authorization: string, xApiKey: string, carrier: Carrier): Buffer | null {
+    const hash = presentedHash(authorization, xApiKey, carrier);
+    if (this.index.isLive(hash, Math.floor(Date.now() / 1000))) return hash;
+    this.metrics.count(REFUSAL_COUNTER);
+    return null;
+  }
+
   /** As authenticate(), with the pre-rendered identity echo. */
-  async lookup(authorization: string, xApiKey: string, carrier: Carrier): Promise<WarmKey | null> {
-    const token = presentedKey(authorization, xApiKey, carrier);
-    const hash = hashKey(token === '' ? DECOY_KEY : token);
+  async lookup(authorization: string, xApiKey: string, carrier: Carrier, presented: Buffer | null = null): Promise<WarmKey | null> {
+    const hash = presented ?? presentedHash(authorization, xApiKey, carrier);
     const now = Date.now();
     if (!this.index.isLive(hash, Math.floor(now / 1000))) {
       this.metrics.count(REFUSAL_COUNTER);

@@ -15,6 +15,8 @@ export interface KeyCreateInput {
   funding: Funding;
   /** ISO 8601, or null for a key that never expires. */
   expiresAt: string | null;
+  /** Calls per sliding minute, or null for no quota of the key's own. */
+  quotaPerMinute: number | null;
 }
 
 export interface KeyEditInput {
@@ -24,6 +26,8 @@ export interface KeyEditInput {
   scope?: KeyScope | null;
   funding?: Funding;
   expiresAt?: string | null;
+  /** null: remove the key's quota. */
+  quotaPerMinute?: number | null;
 }
 
 export const DEFAULT_BINDING = 'organization';
@@ -33,6 +37,8 @@ const CONTROL = /[\u0000-\u001f\u007f]/;
 const MAX_NAME = 200;
 const MAX_BINDING = 100;
 const MAX_AXIS = 256;
+/** A key's quota per minute: a whole number in this range, or null for none (migration 009's CHECK says the same). */
+export const MAX_KEY_QUOTA = 1_000_000;
 const SCOPE_AXES = ['modality_codes', 'model_ids', 'vendor_ids'] as const;
 /** Members fixed at creation (or never settable): naming one in an edit is a 422, not a 400. */
 const IMMUTABLE = ['binding', 'id', 'organization_id', 'prefix', 'last4', 'created_at', 'secret'];
@@ -115,6 +121,13 @@ function funding(v: unknown, details: FieldDetail[]): Funding | undefined {
   return undefined;
 }
 
+function quota(v: unknown, details: FieldDetail[]): number | null | undefined {
+  if (v === null) return null;
+  if (typeof v === 'number' && Number.isSafeInteger(v) && v >= 1 && v <= MAX_KEY_QUOTA) return v;
+  details.push({ field: 'quota_per_minute', issue: `must be a whole number of calls from 1 to ${MAX_KEY_QUOTA}, or null for no quota` });
+  return undefined;
+}
+
 function unknownMembers(body: Record<string, unknown>, allowed: readonly string[], details: FieldDetail[]): void {
   for (const k of Object.keys(body)) if (!allowed.includes(k)) details.push({ field: k, issue: 'unknown member' });
 }
@@ -122,14 +135,15 @@ function unknownMembers(body: Record<string, unknown>, allowed: readonly string[
 export function parseCreateInput(body: unknown, now = Date.now()): KeyCreateInput {
   if (!isObject(body)) fail([{ field: '(body)', issue: 'must be a JSON object' }]);
   const details: FieldDetail[] = [];
-  unknownMembers(body, ['name', 'scope', 'binding', 'funding', 'expires_at'], details);
+  unknownMembers(body, ['name', 'scope', 'binding', 'funding', 'expires_at', 'quota_per_minute'], details);
   const name = label(body.name, 'name', MAX_NAME, details);
   const scope = body.scope === undefined ? null : parseScope(body.scope, details);
   const binding = body.binding === undefined ? DEFAULT_BINDING : label(body.binding, 'binding', MAX_BINDING, details);
   const fund = body.funding === undefined ? 'balance' : funding(body.funding, details);
   const expiresAt = body.expires_at === undefined ? null : expiry(body.expires_at, now, details);
+  const perMinute = body.quota_per_minute === undefined ? null : quota(body.quota_per_minute, details);
   if (details.length > 0) fail(details);
-  return { name: name!, scope: scope!, binding: binding!, funding: fund!, expiresAt: expiresAt! };
+  return { name: name!, scope: scope!, binding: binding!, funding: fund!, expiresAt: expiresAt!, quotaPerMinute: perMinute! };
 }
 
 export function parseEditInput(body: unknown, now = Date.now()): KeyEditInput {
@@ -137,7 +151,7 @@ export function parseEditInput(body: unknown, now = Date.now()): KeyEditInput {
   const fixed = IMMUTABLE.filter((k) => k in body).map((field) => ({ field, issue: 'is fixed when the key is created and cannot be edited' }));
   if (fixed.length > 0) throw new GatewayError('immutable_field', { param: fixed[0].field, fieldDetails: fixed });
   const details: FieldDetail[] = [];
-  unknownMembers(body, ['version', 'name', 'scope', 'funding', 'expires_at'], details);
+  unknownMembers(body, ['version', 'name', 'scope', 'funding', 'expires_at', 'quota_per_minute'], details);
   const out: KeyEditInput = { version: 0 };
   if (typeof body.version !== 'number' || !Number.isSafeInteger(body.version) || body.version < 1) {
     details.push({ field: 'version', issue: 'must be the key\'s current version number (a positive integer)' });
@@ -146,8 +160,9 @@ export function parseEditInput(body: unknown, now = Date.now()): KeyEditInput {
   if (body.scope !== undefined) out.scope = parseScope(body.scope, details);
   if (body.funding !== undefined) out.funding = funding(body.funding, details);
   if (body.expires_at !== undefined) out.expiresAt = expiry(body.expires_at, now, details);
+  if (body.quota_per_minute !== undefined) out.quotaPerMinute = quota(body.quota_per_minute, details);
   if (details.length === 0 && Object.keys(out).length === 1) {
-    details.push({ field: '(body)', issue: 'name at least one of name, scope, funding, expires_at to change' });
+    details.push({ field: '(body)', issue: 'name at least one of name, scope, funding, expires_at, quota_per_minute to change' });
   }
   if (details.length > 0) fail(details);
   return out;
@@ -157,5 +172,8 @@ export function parseEditInput(body: unknown, now = Date.now()): KeyEditInput {
 export function createRequestHash(input: KeyCreateInput): Buffer {
   const s = input.scope;
   const scope = s === null ? null : [s.modality_codes ?? null, s.model_ids ?? null, s.vendor_ids ?? null];
-  return createHash('sha256').update(JSON.stringify([input.name, scope, input.binding, input.funding, input.expiresAt])).digest();
+  const fields: unknown[] = [input.name, scope, input.binding, input.funding, input.expiresAt];
+  // Only a key with a quota hashes it, so a request hashed before quotas existed still matches its replay.
+  if (input.quotaPerMinute !== null) fields.push(input.quotaPerMinute);
+  return createHash('sha256').update(JSON.stringify(fields)).digest();
 }

@@ -25,11 +25,12 @@ export interface KeyRow {
   created_at: Date;
   expires_at: Date | null;
   revoked_at: Date | null;
+  quota_per_minute: number | null;
 }
 
 export type KeyStatus = 'live' | 'revoked' | 'expired';
 
-const COLUMNS = 'id, org_id, name, prefix, last4, version, scope, binding, funding, created_at, expires_at, revoked_at';
+const COLUMNS = 'id, org_id, name, prefix, last4, version, scope, binding, funding, created_at, expires_at, revoked_at, quota_per_minute';
 /** Serializes change-log writers so that seq order is commit order (see migration 002). */
 const CHANGE_LOCK = 7_420_002;
 
@@ -45,6 +46,7 @@ export function toApiKey(row: KeyRow): ApiKey {
     binding: row.binding,
     funding: row.funding,
     expiresAt: row.expires_at === null ? null : row.expires_at.getTime(),
+    quotaPerMinute: row.quota_per_minute,
   };
 }
 
@@ -157,13 +159,13 @@ export async function insertKey(
   idem: Idempotency | null,
 ): Promise<{ row: KeyRow; replay: boolean }> {
   const { rows } = await client.query<KeyRow>(
-    `INSERT INTO api_keys (id, org_id, name, key_hash, prefix, last4, scope, binding, funding, expires_at, idempotency_key, request_hash)
-     VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8, $9, $10, $11, $12)
+    `INSERT INTO api_keys (id, org_id, name, key_hash, prefix, last4, scope, binding, funding, expires_at, idempotency_key, request_hash, quota_per_minute)
+     VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8, $9, $10, $11, $12, $13)
      ON CONFLICT (org_id, idempotency_key) DO NOTHING
      RETURNING ${COLUMNS}`,
     [
       id, orgId, input.name, key.hash, key.prefix, key.last4, input.scope === null ? null : JSON.stringify(input.scope),
-      input.binding, input.funding, input.expiresAt, idem?.key ?? null, idem?.requestHash ?? null,
+      input.binding, input.funding, input.expiresAt, idem?.key ?? null, idem?.requestHash ?? null, input.quotaPerMinute,
     ],
   );
   if (rows.length === 1) {
@@ -191,6 +193,7 @@ export async function updateKey(client: PoolClient, keyId: string, edit: KeyEdit
   if (edit.scope !== undefined) set('scope', edit.scope === null ? null : JSON.stringify(edit.scope), '::jsonb');
   if (edit.funding !== undefined) set('funding', edit.funding);
   if (edit.expiresAt !== undefined) set('expires_at', edit.expiresAt);
+  if (edit.quotaPerMinute !== undefined) set('quota_per_minute', edit.quotaPerMinute);
   const { rows } = await client.query<KeyRow>(
     `UPDATE api_keys SET ${sets.join(', ')}, version = version + 1
       WHERE id = $1 AND version = $2 AND revoked_at IS NULL RETURNING ${COLUMNS}`,

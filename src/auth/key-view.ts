@@ -32,6 +32,7 @@ export function consoleKey(row: KeyRow, now = Date.now()): Record<string, unknow
     scope: scopeView(row.scope),
     binding: row.binding,
     funding: row.funding,
+    quota_per_minute: row.quota_per_minute,
     created_at: iso(row.created_at),
     expires_at: iso(row.expires_at),
     revoked_at: iso(row.revoked_at),

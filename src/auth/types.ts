@@ -28,6 +28,8 @@ export interface ApiKey {
   funding: Funding;
   /** ms since epoch, or null */
   expiresAt: number | null;
+  /** The key's own request quota (calls per sliding minute), enforced by its organization's ledger actor; null: none. */
+  quotaPerMinute: number | null;
 }
 
 /** Which headers a surface reads the key from (spec, Authentication 1–4). */
@@ -39,5 +41,12 @@ export interface Authenticator {
    * malformed, unknown, revoked, expired): the caller answers one 401.
    * No database query for a warm key or for a hash no live key has.
    */
-  authenticate(authorization: string, xApiKey: string, carrier: Carrier): Promise<ApiKey | null>;
+  authenticate(authorization: string, xApiKey: string, carrier: Carrier, presented?: Buffer | null): Promise<ApiKey | null>;
+  /**
+   * The synchronous first half of authenticate(), before a body is read: the
+   * presented key's hash when the in-memory index holds it live (pass it to
+   * authenticate() as `presented`), null for every refusal, with the same
+   * work for each and no database query.
+   */
+  precheck(authorization: string, xApiKey: string, carrier: Carrier): Buffer | null;
 }

@@ -2,11 +2,11 @@
 // here, in the worker (pure integer maths, spread over every worker); the
 // actor only ever sees amounts in micros.
 import type { ApiKey } from '../auth/types.js';
-import type { CatalogModel } from '../catalog/types.js';
+import type { CatalogModel, Price } from '../catalog/types.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import type { LedgerClient, ReserveReply, UsageRow } from '../ledger/protocol.js';
 import type { Logger } from '../log/logger.js';
-import type { Metrics } from '../metrics/registry.js';
+import type { Metrics, SeriesCell } from '../metrics/registry.js';
 import { formatMoney } from '../money/money.js';
 import { boundCost, settlementCharge, type Charge } from './pricing.js';
 import type { Billing, Bound, Hold, Metered, Outcome, Surface, TighterBound, Timings } from './types.js';
@@ -22,6 +22,8 @@ export interface BillingDeps {
   ledger: LedgerClient;
   logger: Logger;
   metrics?: Metrics | null;
+  /** The account currency's code (billing.currency), named in a refusal's message. */
+  currency?: string;
 }
 
 function wholeMs(ms: number | null): number | null {
@@ -29,16 +31,58 @@ function wholeMs(ms: number | null): number | null {
   return Math.min(MAX_MS, Math.max(0, Math.round(ms)));
 }
 
+/** The largest output bound (≤ the call's) whose reservation `available` pays, by bisection over the exact cost. */
+function outputThatFits(price: Price, bound: Bound, available: number): number {
+  let lo = 0;
+  let hi = bound.outputTokens;
+  if (boundCost(price, { ...bound, outputTokens: 0 }) > available) return 0;
+  while (lo < hi) {
+    const mid = Math.ceil((lo + hi) / 2);
+    if (boundCost(price, { ...bound, outputTokens: mid }) <= available) lo = mid;
+    else hi = mid - 1;
+  }
+  return lo;
+}
+
+/**
+ * What a 402 says (issue 34 item 4): what the call needed against what the
+ * organization has, and whether a lower output bound would fit. Only the
+ * caller's own organization's figures, which its key may see.
+ */
+function fundsMessage(required: number, available: number, funding: string, currency: string, price: Price, bound: Bound): string {
+  const money = (micros: number) => `${formatMoney(micros)}${currency === '' ? '' : ` ${currency}`}`;
+  const needs =
+    bound.outputTokens > 0
+      ? `This call needs ${money(required)} reserved (its input and an output bound of ${bound.outputTokens} tokens)`
+      : `This call needs ${money(required)} reserved`;
+  const has = `the organization has ${money(available)} available from its ${funding === 'package' ? 'package' : 'balance'}`;
+  const fits = bound.outputTokens > 0 ? outputThatFits(price, bound, available) : 0;
+  const hint =
+    fits > 0
+      ? `A lower output bound (max_tokens, max_completion_tokens or max_output_tokens) of at most ${fits} tokens would fit; or add funds.`
+      : 'Add funds, or send a smaller request.';
+  return `${needs}, and ${has}. ${hint}`;
+}
+
 /** A refusal from the actor, as the error the surfaces render (REST envelopes carry `limit`). */
-export function refusal(reply: Exclude<ReserveReply, { ok: true }>): GatewayError {
+export function refusal(reply: Exclude<ReserveReply, { ok: true }>, explain: { price: Price; bound: Bound; currency: string } | null = null): GatewayError {
   switch (reply.code) {
     case 'rate_limited':
+      if (reply.scope === 'key') {
+        const s = reply.retryAfterSeconds === 1 ? '' : 's';
+        return new GatewayError('rate_limited', {
+          retryAfterSeconds: reply.retryAfterSeconds,
+          message: `This API key's own quota of ${reply.limit} requests per minute is used up (a limit set on the key, not the organization's quota); retry after ${reply.retryAfterSeconds} second${s}.`,
+          limit: { kind: 'key_request_quota', window: reply.window, limit: reply.limit, retry_after_seconds: reply.retryAfterSeconds },
+        });
+      }
       return new GatewayError('rate_limited', {
         retryAfterSeconds: reply.retryAfterSeconds,
         limit: { kind: 'request_quota', window: reply.window, limit: reply.limit, retry_after_seconds: reply.retryAfterSeconds },
       });
     case 'insufficient_funds':
       return new GatewayError('insufficient_funds', {
+        ...(explain === null ? {} : { message: fundsMessage(reply.required, reply.available, reply.funding, explain.currency, explain.price, explain.bound) }),
         limit: {
           kind: 'funds',
           funding: reply.funding,
@@ -58,8 +102,17 @@ export class LedgerBilling implements Billing {
   /** Per streaming hold: when it last reported progress (or started), in performance.now() ms. Gone with the hold. */
   private readonly lastProgress = new WeakMap<Hold, number>();
 
+  /** billing_reserved_micros per surface: its series name is built once per surface, not per call. */
+  private readonly reservedCells = new Map<Surface, SeriesCell>();
+
   constructor(private readonly deps: BillingDeps) {
     this.metrics = deps.metrics ?? null;
+  }
+
+  private reservedCell(surface: Surface): SeriesCell {
+    let cell = this.reservedCells.get(surface);
+    if (cell === undefined) this.reservedCells.set(surface, (cell = this.metrics!.seriesCell(`billing_reserved_micros{surface="${surface}"}`)));
+    return cell;
   }
 
   async reserve(requestId: string, key: ApiKey, model: CatalogModel, surface: Surface, bound: Bound, tighter: TighterBound | null = null): Promise<Hold> {
@@ -68,14 +121,17 @@ export class LedgerBilling implements Billing {
     let reserved = bound;
     let held = amount;
     let inputCounted = false;
-    if (!reply.ok && reply.code === 'insufficient_funds' && tighter !== null) {
-      // The cheap estimate did not fit: count the text (worker pool) and try the tight one, only if it can fit.
+    // The cheap estimate did not fit: count the text (worker pool) and try the tight one, only if it can fit —
+    // and only if some count could: when the funds cannot pay even the floor (the output bound alone, or
+    // anything at all), the refusal stands at once, with no wait for the pool (issue 38 item 2).
+    if (!reply.ok && reply.code === 'insufficient_funds' && tighter !== null && boundCost(model.price, tighter.floor()) <= reply.available) {
       this.metrics?.count('billing_input_counted');
-      const tight = await tighter().catch(() => null); // no count: the first refusal stands
+      const tight = await tighter.count().catch(() => null); // no count: the first refusal stands
       const tightAmount = tight === null ? amount : boundCost(model.price, tight);
       if (tight !== null && tightAmount < amount) {
         if (tightAmount <= reply.available) {
-          reply = await this.ask(requestId, key, tightAmount);
+          // The key's own quota counted this call at the first ask (refused for funds, it still counts): not again.
+          reply = await this.ask(requestId, key, tightAmount, false);
           reserved = tight;
           held = tightAmount;
           inputCounted = true;
@@ -87,12 +143,19 @@ export class LedgerBilling implements Billing {
     }
     if (!reply.ok) {
       this.metrics?.count(reply.code === 'rate_limited' ? 'billing_rate_limited' : 'billing_refused');
+      if (reply.code === 'insufficient_funds' && this.metrics !== null) {
+        this.metrics.countSeries(`billing_funds_refusals{surface="${surface}"}`, 1);
+        this.metrics.countSeries(`billing_refused_micros{surface="${surface}"}`, reply.required);
+      }
       if (reply.code !== 'rate_limited' && reply.code !== 'insufficient_funds') {
         this.deps.logger.error({ rid: requestId, org: key.orgId, code: reply.code }, 'billing: reservation refused by the ledger');
       }
-      throw refusal(reply);
+      throw refusal(reply, { price: model.price, bound: reserved, currency: this.deps.currency ?? '' });
     }
-    this.metrics?.count('billing_reserved');
+    if (this.metrics !== null) {
+      this.metrics.count('billing_reserved');
+      this.reservedCell(surface).value += held;
+    }
     // The price travels with the hold: a catalog change mid-call does not change what this call costs.
     return {
       requestId,
@@ -108,16 +171,30 @@ export class LedgerBilling implements Billing {
     };
   }
 
-  /** One reservation round trip; no answer is a 503, after voiding whatever may have been held. */
-  private async ask(requestId: string, key: ApiKey, amount: number): Promise<ReserveReply> {
+  /** One reservation round trip; no answer is a 503, after voiding whatever may have been held. `keyQuota` false: the key's own quota already counted this call. */
+  private async ask(requestId: string, key: ApiKey, amount: number, keyQuota = true): Promise<ReserveReply> {
     try {
-      return await this.deps.ledger.reserve({ requestId, orgId: key.orgId, funding: key.funding, amount });
+      const perMinute = keyQuota ? key.quotaPerMinute : null;
+      return await this.deps.ledger.reserve(
+        perMinute === null
+          ? { requestId, orgId: key.orgId, funding: key.funding, amount }
+          : { requestId, orgId: key.orgId, funding: key.funding, amount, keyQuota: { keyId: key.id, perMinute } },
+      );
     } catch (err) {
       // No answer: the hold may exist all the same. Void it rather than leave the money held until max age.
       void this.deps.ledger.release({ requestId, orgId: key.orgId }).catch(() => {});
       this.metrics?.count('billing_ledger_unavailable');
       this.deps.logger.warn({ rid: requestId, err: (err as Error).message }, 'billing: ledger did not answer a reservation');
       throw new GatewayError('service_unavailable');
+    }
+  }
+
+  async release(hold: Hold): Promise<void> {
+    try {
+      await this.deps.ledger.release({ requestId: hold.requestId, orgId: hold.orgId });
+    } catch (err) {
+      // The hold's lease voids it in time; the call is refused either way.
+      this.deps.logger.warn({ rid: hold.requestId, err: (err as Error).message }, 'billing: hold not released; its lease will void it');
     }
   }
 
@@ -148,11 +225,12 @@ export class LedgerBilling implements Billing {
     }
   }
 
-  async settle(hold: Hold, metered: Metered | null, outcome: Outcome, timings: Timings, supplier: string | null): Promise<void> {
+  async settle(hold: Hold, metered: Metered | null, outcome: Outcome, timings: Timings, supplier: string | null): Promise<UsageRow | null> {
     try {
       const charge = settlementCharge(hold.price, metered, hold.reserved);
-      // The local count failed: charged on the upper estimate (docs/billing.md, "When nothing counts").
-      if (metered?.source === 'estimate') this.metrics?.count('billing_count_failed');
+      // The local count failed: charged on the upper estimate (docs/billing.md, "When nothing counts"). A
+      // cancelled call is always settled as an estimate (pipeline/settle.ts, meterCancelled): not counted here.
+      if (metered?.source === 'estimate' && outcome !== 'cancelled') this.metrics?.count('billing_count_failed');
       if (!Number.isSafeInteger(charge.charged)) {
         // Pricing bounds every count so this cannot happen; if it does, the hold is what the customer agreed to.
         this.deps.logger.error({ rid: hold.requestId, reserved: hold.reserved }, 'billing: cost is not a whole number of micros; charged the hold');
@@ -164,9 +242,11 @@ export class LedgerBilling implements Billing {
         this.metrics?.count('billing_overdraft_micros', charge.overdraft);
         this.deps.logger.warn({ rid: hold.requestId, org: hold.orgId, charged: charge.charged, reserved: hold.reserved }, 'billing: cost above the hold; charged in full, overdraft recorded');
       }
-      await this.deliver(this.usageRow(hold, charge, metered, outcome, timings, supplier));
+      const usage = this.usageRow(hold, charge, metered, outcome, timings, supplier);
+      return (await this.deliver(usage)) ? usage : null;
     } catch (err) {
       this.deps.logger.error({ rid: hold.requestId, err: (err as Error).message }, 'billing: settlement failed');
+      return null;
     }
   }
 
@@ -195,12 +275,13 @@ export class LedgerBilling implements Billing {
     };
   }
 
-  private async deliver(usage: UsageRow): Promise<void> {
+  /** True once the ledger took the row; false when it was lost after every attempt. */
+  private async deliver(usage: UsageRow): Promise<boolean> {
     for (let attempt = 1; ; attempt++) {
       try {
         await this.deps.ledger.settle({ usage });
         this.metrics?.count('billing_settled');
-        return;
+        return true;
       } catch (err) {
         if (attempt >= SETTLE_ATTEMPTS) {
           // The hold is released by its lease; the charge is lost. Logged with what an operator needs to redo it.
@@ -209,7 +290,7 @@ export class LedgerBilling implements Billing {
             { rid: usage.requestId, org: usage.orgId, charged: usage.chargedMicros, err: (err as Error).message },
             'billing: settlement not delivered',
           );
-          return;
+          return false;
         }
         await new Promise((r) => setTimeout(r, SETTLE_RETRY_MS * attempt));
       }

@@ -40,7 +40,10 @@ function withinContext(tokens: number, model: CatalogModel): number {
  */
 export function boundFor(req: BoundRequest, model: CatalogModel): Bound {
   if (req.statedCeiling !== null && model.maxOutputTokens !== null && req.statedCeiling > model.maxOutputTokens) {
-    throw new GatewayError('invalid_request', { param: req.ceilingParam });
+    throw new GatewayError('invalid_request', {
+      param: req.ceilingParam,
+      message: `${req.ceilingParam}: ${req.statedCeiling} is above this model's maximum of ${model.maxOutputTokens} output tokens.`,
+    });
   }
   const outputTokens = outputCeiling(req, model.maxOutputTokens) * req.choices;
   if (outputTokens > MAX_COUNTED) throw new GatewayError('invalid_request', { param: req.statedCeiling !== null ? req.ceilingParam : 'n' });

@@ -1,7 +1,7 @@
 // Billing's public face. In a cluster worker the pipeline gets its Billing
 // from worker.ts, which builds it once:
 //
-//   const ledger = await connectLedger(config, channel, logger);          // ledger/index.ts
+//   const ledger = await connectLedger(config, channel, pool, logger);         // ledger/index.ts
 //   const billing = createBilling({ ledger, logger, metrics });
 //
 // and passes `billing` to whatever builds the model routes. The pipeline calls

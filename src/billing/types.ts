@@ -2,6 +2,7 @@
 // supplier is called, one settle after. Surfaces never touch money.
 import type { ApiKey, Funding } from '../auth/types.js';
 import type { CatalogModel, Price, ProtocolCode } from '../catalog/types.js';
+import type { UsageRow } from '../ledger/protocol.js';
 
 export type Surface = ProtocolCode;
 export type Outcome = 'completed' | 'incomplete' | 'failed' | 'cancelled';
@@ -85,8 +86,18 @@ export interface Timings {
   totalMs: number;
 }
 
-/** A tighter bound than the one refused (e.g. the text's tokens counted), or null when there is none. */
-export type TighterBound = () => Promise<Bound | null>;
+/** A tighter bound than the one refused: the text's tokens counted (in the worker pool). */
+export interface TighterBound {
+  /**
+   * The least any count could give (no text at all: the output bound, the
+   * media parts and the per-message tokens). When even this does not fit
+   * the funds, no count is made and the call is refused at once (issue 38
+   * item 2). Computed only after a refusal, so the common call pays nothing.
+   */
+  floor(): Bound;
+  /** The counted bound, or null when there is none. */
+  count(): Promise<Bound | null>;
+}
 
 export interface Billing {
   /**
@@ -95,15 +106,24 @@ export interface Billing {
    * `rate_limited` (with retryAfterSeconds) or `insufficient_funds`. When
    * the bound does not fit the funds and `tighter` is given, it is asked once
    * for a smaller estimate (a token count, in the worker pool), and that one
-   * is reserved if it fits what the ledger said is available.
+   * is reserved if it fits what the ledger said is available — unless even
+   * its floor does not fit, when the refusal stands without a count.
    */
   reserve(requestId: string, key: ApiKey, model: CatalogModel, surface: Surface, bound: Bound, tighter?: TighterBound | null): Promise<Hold>;
   /**
    * Charges `metered` at the hold's price (null: nothing consumed), releases
    * the rest, records the usage row. Idempotent by request id. Resolves when
    * the charge is as durable as billing.flush_ms promises; never rejects.
+   * Resolves with the usage row the ledger took (metrics and the request
+   * log line read it), or null when none was delivered.
    */
-  settle(hold: Hold, metered: Metered | null, outcome: Outcome, timings: Timings, supplier: string | null): Promise<void>;
+  settle(hold: Hold, metered: Metered | null, outcome: Outcome, timings: Timings, supplier: string | null): Promise<UsageRow | null>;
+  /**
+   * Voids a hold before any supplier was called (a check after admission
+   * refused the call): nothing charged, no usage row, the admission stays
+   * counted. Never rejects.
+   */
+  release(hold: Hold): Promise<void>;
   /**
    * Called as a stream delivers (cheap: it acts at the first chunk, then at
    * most once per PROGRESS_INTERVAL_MS): tells the ledger what this call would

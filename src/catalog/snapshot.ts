@@ -27,8 +27,10 @@ export interface CatalogSnapshot {
   /** The GET /v1/models body and its ETag. */
   listBody: string;
   etag: string;
-  /** Public objects, kept to re-render the list (e.g. when going stale). */
+  /** Public objects, kept to re-render the list (e.g. when going stale, or a page of it). */
   publicModels: Array<Record<string, unknown>>;
+  /** Canonical names and aliases → the model's object as JSON (GET /v1/models/{id}); empty when stale. */
+  modelBodies: Map<string, string>;
   /** Stored routes left out because their supplier's wire cannot speak their protocol (logged once per revision). */
   unspeakable: string[];
 }
@@ -60,8 +62,18 @@ function groupBy<T>(rows: T[], key: (r: T) => string): Map<string, T[]> {
   return out;
 }
 
-export function renderList(revision: number, loadedAt: string, stale: boolean, data: unknown[]): { body: string; etag: string } {
-  const body = JSON.stringify({ catalog_revision: revision, data, loaded_at: loadedAt, object: 'list', stale });
+/**
+ * The list body: the spec's members, with the page members Anthropic's
+ * clients read (has_more, first_id, last_id) beside them (issue 31 item 7).
+ */
+export function listJson(revision: number, loadedAt: string, stale: boolean, data: Array<Record<string, unknown>>, hasMore: boolean): string {
+  const first = data.length === 0 ? null : data[0]!.id;
+  const last = data.length === 0 ? null : data[data.length - 1]!.id;
+  return JSON.stringify({ catalog_revision: revision, data, first_id: first, has_more: hasMore, last_id: last, loaded_at: loadedAt, object: 'list', stale });
+}
+
+export function renderList(revision: number, loadedAt: string, stale: boolean, data: Array<Record<string, unknown>>): { body: string; etag: string } {
+  const body = listJson(revision, loadedAt, stale, data, false);
   const etag = '"' + createHash('sha1').update(body).digest('base64url') + '"';
   return { body, etag };
 }
@@ -77,13 +89,40 @@ function typicalRequest(t: Record<string, any>): Record<string, unknown> {
   };
 }
 
+/** A catalog date (pg's Date at local midnight, or 'YYYY-MM-DD') as whole seconds since the epoch, UTC midnight. */
+function dateSeconds(d: unknown): number | null {
+  if (d instanceof Date) return Date.UTC(d.getFullYear(), d.getMonth(), d.getDate()) / 1000;
+  if (typeof d === 'string') {
+    const ms = Date.parse(d.length === 10 ? d + 'T00:00:00Z' : d);
+    return Number.isFinite(ms) ? Math.floor(ms / 1000) : null;
+  }
+  return null;
+}
+
+/**
+ * What the model costs, as decimal strings in the account currency (issue 34
+ * item 3: prices where a person chooses a model): per million input, cached
+ * input and output tokens, per image; only the parts the model charges.
+ */
+function pricing(price: Price): Record<string, string> {
+  const out: Record<string, string> = {};
+  if (price.inputPerMtok > 0) out.input_per_mtok = formatMoney(price.inputPerMtok);
+  if (price.cachedInputPerMtok > 0) out.cached_input_per_mtok = formatMoney(price.cachedInputPerMtok);
+  if (price.outputPerMtok > 0) out.output_per_mtok = formatMoney(price.outputPerMtok);
+  if (price.imageUnit > 0) out.per_image = formatMoney(price.imageUnit);
+  return out;
+}
+
 function publicModel(
   m: Record<string, any>,
   model: CatalogModel,
   caps: Capability[],
   supplierCount: number,
   typical: Record<string, any> | undefined,
+  loadedAt: string,
 ): Record<string, unknown> {
+  // OpenAI's `created` and Anthropic's `created_at`: the release date, or when the catalog revision was published.
+  const created = dateSeconds(m.released_on) ?? Math.floor(Date.parse(loadedAt) / 1000);
   const out: Record<string, unknown> = {
     aliases: m.aliases,
     banner_seed: m.banner_seed,
@@ -91,6 +130,10 @@ function publicModel(
     capabilities: caps,
   };
   if (m.context_window_tokens !== null) out.context_window_tokens = m.context_window_tokens;
+  // The members OpenAI's and Anthropic's clients read (issue 31 item 7), beside the spec's.
+  out.created = created;
+  out.created_at = new Date(created * 1000).toISOString().replace('.000Z', 'Z');
+  out.display_name = m.display_name_en;
   Object.assign(out, {
     description_en: m.description_en,
     description_ru: m.description_ru,
@@ -103,10 +146,13 @@ function publicModel(
   out.modality_codes = model.modalityCodes;
   out.model_id = m.model_id;
   out.object = 'model';
+  out.owned_by = model.vendor.code;
+  out.pricing = pricing(model.price);
   out.protocol_codes = [...model.protocols.keys()];
   if (m.released_on !== null) out.released_on = m.released_on;
   if (m.showcase_position !== null) out.showcase_position = m.showcase_position;
   out.supplier_count = supplierCount;
+  out.type = 'model';
   if (typical !== undefined) out.typical_request = typicalRequest(typical);
   out.vendor = { code: model.vendor.code, display_name_en: model.vendor.display_name_en, display_name_ru: model.vendor.display_name_ru, id: model.vendor.id };
   return out;
@@ -182,7 +228,7 @@ export function buildSnapshot(revision: number, loadedAt: string, rows: CatalogR
     };
     const servingSuppliers = new Set<string>();
     for (const { routes: rs } of protocols.values()) for (const r of rs) servingSuppliers.add(r.supplier.id);
-    publicModels.push(publicModel(m, model, caps, servingSuppliers.size, typical.get(m.model_id)));
+    publicModels.push(publicModel(m, model, caps, servingSuppliers.size, typical.get(m.model_id), loadedAt));
     byName.set(model.canonicalName, model);
   }
   // Aliases never shadow a canonical name; the first model (in showcase order) keeps a shared alias.
@@ -190,12 +236,15 @@ export function buildSnapshot(revision: number, loadedAt: string, rows: CatalogR
     const row = rows.models.find((m) => m.model_id === model.modelId)!;
     for (const alias of row.aliases as string[]) if (!byName.has(alias)) byName.set(alias, model);
   }
+  const bodies = new Map(publicModels.map((p) => [p.id as string, JSON.stringify(p)]));
+  const modelBodies = new Map<string, string>();
+  for (const [name, model] of byName) modelBodies.set(name, bodies.get(model.canonicalName)!);
   const { body, etag } = renderList(revision, loadedAt, false, publicModels);
-  return { revision, loadedAt, stale: false, byName, listBody: body, etag, publicModels, unspeakable };
+  return { revision, loadedAt, stale: false, byName, listBody: body, etag, publicModels, modelBodies, unspeakable };
 }
 
 /** The same snapshot marked stale: revision diagnostics kept, no capability advertised. */
 export function markStale(snap: CatalogSnapshot): CatalogSnapshot {
   const { body, etag } = renderList(snap.revision, snap.loadedAt, true, []);
-  return { ...snap, stale: true, listBody: body, etag };
+  return { ...snap, stale: true, listBody: body, etag, modelBodies: new Map() };
 }

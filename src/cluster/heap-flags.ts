@@ -10,11 +10,20 @@ import type { Config } from '../config/types.js';
  * generation allowed to grow to several times what is live before a full
  * collection, so a worker whose live heap is ~25 MB sat at 110–120 MB of heap
  * (docs/performance.md, "Memory").
+ *
+ * The memory reducer is off by default (memory.reducer): it starts a full
+ * collection, compacting every page, whenever the worker's allocation rate is
+ * low — which is the case while it serves embeddings, whose work is in the
+ * pool. Measured (issue 33, docs/performance.md): two of its collections in
+ * 10 s of 128 × 3072 embeddings, each the longest task of that window
+ * (5–20 ms); none with it off. An idle worker's heap then stays at what its
+ * last full collection left, plus heap_growing_percent at most.
  */
 export function workerHeapFlags(memory: Config['memory']): string[] {
   const flags: string[] = [];
   if (memory.semi_space_mb > 0) flags.push(`--max-semi-space-size=${memory.semi_space_mb}`);
   if (memory.heap_growing_percent > 0) flags.push(`--heap-growing-percent=${memory.heap_growing_percent}`);
+  if (!memory.reducer) flags.push('--no-memory-reducer');
   return flags;
 }
 

@@ -1,17 +1,19 @@
-// /metrics covers the whole instance: the answering worker asks the primary,
-// which gathers every worker's snapshot and merges them.
+// /metrics covers the whole instance: the primary serves it on the operator
+// listener (server/ops-server.ts), asks every worker for its snapshot and
+// merges them with its own.
 import type { LedgerHost } from '../ledger/index.js';
 import type { Metrics, MetricsSnapshot } from '../metrics/registry.js';
 import { mergeSnapshots, renderPrometheus } from '../metrics/registry.js';
 import type { PrimaryChannel, WorkerChannel } from '../ipc/channel.js';
 
-export function serveMetricsFromPrimary(channel: PrimaryChannel, own: Metrics): void {
-  channel.on('metrics:collect', async () => {
+/** The instance's Prometheus text: the primary's series and every worker's that answers within 2 s. */
+export function instanceMetrics(channel: PrimaryChannel, own: Metrics): () => Promise<string> {
+  return async () => {
     const snaps = await Promise.all(
       channel.workers().map((w) => channel.request<MetricsSnapshot>(w, 'metrics:snapshot', undefined, 2000).catch(() => null)),
     );
     return renderPrometheus(mergeSnapshots([own.snapshot(), ...snaps.filter((s): s is MetricsSnapshot => s !== null)]));
-  });
+  };
 }
 
 /** The ledger host's books as gauges of the primary (the actors live there). */
@@ -30,6 +32,7 @@ export function watchLedger(metrics: Metrics, host: LedgerHost): void {
       ledger_overdraft_settlements_total: s.overdraftSettlements,
       ledger_expired_holds_total: s.expiredHolds,
       ledger_progress_settlements_total: s.progressSettled,
+      ledger_worker_settlements_total: s.workerSettled,
       ledger_store_behind_waits_total: s.storeWaits,
       ledger_store_behind_refusals_total: s.storeRefusals,
       ledger_store_copy_writes_total: s.storeCopyWrites,
@@ -45,7 +48,7 @@ export function watchLedger(metrics: Metrics, host: LedgerHost): void {
   });
 }
 
-export function workerMetrics(channel: WorkerChannel, own: Metrics): () => Promise<string> {
+/** A worker's side: its snapshot, when the primary asks for a scrape. */
+export function answerMetricsSnapshots(channel: WorkerChannel, own: Metrics): void {
   channel.on('metrics:snapshot', () => own.snapshot());
-  return () => channel.request<string>('metrics:collect', undefined, 3000);
 }

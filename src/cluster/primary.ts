@@ -19,8 +19,10 @@ import { migrate } from '../store/migrate.js';
 import { createPool } from '../store/pool.js';
 import type { Simulator } from '../simulator/index.js';
 import { PrimaryChannel } from '../ipc/channel.js';
+import { EXIT_CANNOT_LISTEN } from './exit-codes.js';
 import { primaryHeapFlags, workerHeapFlags } from './heap-flags.js';
-import { serveMetricsFromPrimary, watchLedger } from './metrics.js';
+import { startOpsServer } from '../server/ops-server.js';
+import { instanceMetrics, watchLedger } from './metrics.js';
 
 /** How long the start waits for the ledger host: past a lease (2 s) and a lease round, for a dead instance's entry to go. */
 const LEDGER_READY_WAIT_MS = 5000;
@@ -32,6 +34,11 @@ export async function runPrimary(config: Config): Promise<void> {
   for (const flag of primaryHeapFlags(config.memory)) v8.setFlagsFromString(flag);
   const logger = createLogger(config.log_level, 'primary');
   const started = performance.now();
+  // GET /metrics on its own address (loopback by default), never the API port: it shows every organization's held
+  // amount. Bound first, so that a port already taken stops the start before anything else is started.
+  let scrape: () => Promise<string> = () => Promise.reject(new Error('the instance is still starting'));
+  const ops = await startOpsServer({ ...config.ops, metricsText: () => scrape(), onError: (err) => logger.warn({ err: (err as Error)?.message }, 'metrics scrape failed') });
+  const opsAddress = ops === null ? null : `${config.ops.host}:${ops.port}`;
 
   let embedded: EmbeddedStore | null = null;
   let storeUrl = config.database_url;
@@ -42,6 +49,25 @@ export async function runPrimary(config: Config): Promise<void> {
     if (embedded.recovered !== null) logger.warn({ dataDir: config.data_dir }, `embedded store: ${embedded.recovered}`);
     logger.info({ postgresPid: embedded.pid, dataDir: config.data_dir, created: embedded.created, ms: Math.round(performance.now() - started) }, 'embedded store: PostgreSQL started');
   }
+  try {
+    await serve(config, logger, started, embedded, storeUrl, opsAddress, (instance) => (scrape = instance));
+  } catch (err) {
+    // A start that fails after the embedded server came up (the simulator's port taken, say) stops it and frees
+    // data_dir's lock, so nothing is left behind for the next start.
+    await embedded?.close().catch(() => {});
+    throw err;
+  }
+}
+
+async function serve(
+  config: Config,
+  logger: ReturnType<typeof createLogger>,
+  started: number,
+  embedded: EmbeddedStore | null,
+  storeUrl: string,
+  opsAddress: string | null,
+  serveMetrics: (scrape: () => Promise<string>) => void,
+): Promise<void> {
   const pool = createPool(storeUrl, 4);
   const applied = await migrate(pool);
   const seeded = config.catalog.seed_demo ? await seedDemoCatalog(pool) : false;
@@ -63,7 +89,6 @@ export async function runPrimary(config: Config): Promise<void> {
   await bus.start();
   const metrics = new Metrics('primary');
   metrics.count('worker_restarts', 0);
-  serveMetricsFromPrimary(channel, metrics);
   // A key created through the console must work on every worker as soon as its creation answers, not only on the
   // worker that created it (NOTIFY reaches the others a few milliseconds later): that worker asks here, and every
   // worker catches up with the key change log before the answer goes out.
@@ -75,6 +100,7 @@ export async function runPrimary(config: Config): Promise<void> {
   // with REDIS_URL the shards this instance owns (workers of every instance reach them over Redis streams).
   const ledgerHost = await startLedgerHost(config, { pool, channel, bus, logger });
   watchLedger(metrics, ledgerHost);
+  serveMetrics(instanceMetrics(channel, metrics));
   // Workers start once the ledger serves (Redis: every shard has an owner), so their first calls are not refused;
   // bounded, so an instance still starts (and answers its model list) while Redis is away.
   if (!(await ledgerHost.ready(LEDGER_READY_WAIT_MS))) logger.warn({ waitedMs: LEDGER_READY_WAIT_MS }, 'ledger not ready: model calls answer 503 until it is');
@@ -100,23 +126,6 @@ export async function runPrimary(config: Config): Promise<void> {
       if (readyPorts.length === config.workers) resolve();
     });
   });
-  cluster.on('exit', (worker, code, signal) => {
-    if (shuttingDown) return;
-    const lived = performance.now() - (startedAt.get(worker.id) ?? 0);
-    earlyDeaths = lived < EARLY_DEATH_MS ? earlyDeaths + 1 : 0;
-    const delay = Math.min(30_000, earlyDeaths === 0 ? 0 : 250 * 2 ** Math.min(earlyDeaths, 7));
-    logger.warn({ worker: worker.process.pid, code, signal, restartInMs: delay }, 'worker died; starting a replacement');
-    metrics.count('worker_restarts');
-    setTimeout(() => {
-      if (!shuttingDown) fork();
-    }, delay);
-  });
-  for (let i = 0; i < config.workers; i++) fork();
-  await allReady;
-  logger.info(
-    { port: readyPorts[0], workers: config.workers, store: embedded ? 'embedded' : 'postgres', simulator: simulatorUrl, migrations: applied, seeded, ms: Math.round(performance.now() - started) },
-    'listening',
-  );
 
   const shutdown = async (signal: string, exitCode = 0): Promise<void> => {
     if (shuttingDown) return;
@@ -141,6 +150,31 @@ export async function runPrimary(config: Config): Promise<void> {
     await flushLogger(logger);
     process.exit(exitCode);
   };
+  cluster.on('exit', (worker, code, signal) => {
+    if (shuttingDown) return;
+    if (code === EXIT_CANNOT_LISTEN) {
+      // One clear line, no stack, no restart loop: the operator frees the port or sets PORT/HOST.
+      process.stderr.write(`tollgate: cannot listen on ${config.host}:${config.port} (the port is in use, or the address is not this machine's); set PORT or HOST\n`);
+      logger.error({ host: config.host, port: config.port }, 'cannot listen; stopping');
+      void shutdown('cannot listen', 1);
+      return;
+    }
+    const lived = performance.now() - (startedAt.get(worker.id) ?? 0);
+    earlyDeaths = lived < EARLY_DEATH_MS ? earlyDeaths + 1 : 0;
+    const delay = Math.min(30_000, earlyDeaths === 0 ? 0 : 250 * 2 ** Math.min(earlyDeaths, 7));
+    logger.warn({ worker: worker.process.pid, code, signal, restartInMs: delay }, 'worker died; starting a replacement');
+    metrics.count('worker_restarts');
+    setTimeout(() => {
+      if (!shuttingDown) fork();
+    }, delay);
+  });
+  for (let i = 0; i < config.workers; i++) fork();
+  await allReady;
+  logger.info(
+    { port: readyPorts[0], ops: opsAddress, workers: config.workers, store: embedded ? 'embedded' : 'postgres', simulator: simulatorUrl, migrations: applied, seeded, ms: Math.round(performance.now() - started) },
+    'listening',
+  );
+
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
   process.on('SIGINT', () => void shutdown('SIGINT'));
   void embedded?.exited.then(() => {
@@ -154,8 +188,8 @@ export async function runPrimary(config: Config): Promise<void> {
 /**
  * Started by `npm start`, npm is what the operator stops: if it goes away
  * (killed, even with -9, so it could not pass the signal on), stop too rather
- * than keep serving as an orphan. The start script also `exec`s node, so a
- * SIGTERM to npm reaches this process directly; this covers the rest.
+ * than keep serving as an orphan. npm passes SIGTERM and SIGINT on to its
+ * child; this covers the rest.
  */
 function watchNpmParent(stop: () => void): void {
   if (process.env.npm_lifecycle_event === undefined) return;

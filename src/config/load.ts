@@ -6,8 +6,11 @@ import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Ajv } from 'ajv';
+import { proxySet } from './client-address.js';
 import { configDir } from './paths.js';
 import type { Config } from './types.js';
+import { parseClusterUrl } from './cluster-url.js';
+import { parseSentinelUrl } from './sentinel-url.js';
 
 /** Environment variable → setting path; the type comes from the schema. */
 export const ENV_SETTINGS: ReadonlyArray<readonly [string, string]> = [
@@ -23,6 +26,12 @@ export const ENV_SETTINGS: ReadonlyArray<readonly [string, string]> = [
   ['MAX_JSON_DEPTH', 'http.max_json_depth'],
   ['DRAIN_TIMEOUT_MS', 'http.drain_timeout_ms'],
   ['STALLED_CLIENT_MS', 'http.stalled_client_ms'],
+  ['TRUSTED_PROXIES', 'http.trusted_proxies'],
+  ['OPS_HOST', 'ops.host'],
+  ['OPS_PORT', 'ops.port'],
+  ['OTLP_TRACES_URL', 'tracing.otlp_url'],
+  ['TRACE_SAMPLE_RATIO', 'tracing.sample_ratio'],
+  ['TRACE_MAX_QUEUE', 'tracing.max_queue'],
   ['PG_POOL_MAX', 'pools.pg_max'],
   ['PISCINA_MIN_THREADS', 'pools.piscina_min_threads'],
   ['PISCINA_MAX_THREADS', 'pools.piscina_max_threads'],
@@ -30,15 +39,20 @@ export const ENV_SETTINGS: ReadonlyArray<readonly [string, string]> = [
   ['OFFLOAD_BODY_BYTES', 'pools.offload_body_bytes'],
   ['HEAP_SEMI_SPACE_MB', 'memory.semi_space_mb'],
   ['HEAP_GROWING_PERCENT', 'memory.heap_growing_percent'],
+  ['HEAP_MEMORY_REDUCER', 'memory.reducer'],
   ['BILLING_FLUSH_MS', 'billing.flush_ms'],
   ['JOURNAL_MAX_LAG_MS', 'billing.journal_max_lag_ms'],
   ['HOLD_LEASE_MS', 'billing.hold_lease_ms'],
   ['QUOTA_PER_SECOND', 'billing.quota_per_second'],
   ['QUOTA_PER_MINUTE', 'billing.quota_per_minute'],
   ['MAX_CONCURRENT_PER_KEY', 'billing.max_concurrent_per_key'],
+  ['COUNT_TOKENS_PER_SECOND', 'billing.count_tokens_per_second'],
+  ['COUNT_TOKENS_PER_MINUTE', 'billing.count_tokens_per_minute'],
   ['ALLOTMENT_CALLS', 'billing.allotment_calls'],
+  ['CURRENCY', 'billing.currency'],
   ['CATALOG_REFRESH_MS', 'catalog.refresh_ms'],
   ['SIMULATOR_URL', 'simulator.url'],
+  ['SIMULATOR_PORT', 'simulator.port'],
 ];
 
 export class ConfigError extends Error {}
@@ -72,8 +86,16 @@ function setPath(tree: Tree, path: string, value: unknown): void {
   node[parts[parts.length - 1]] = value;
 }
 
-/** Env strings become numbers where they look like numbers, so the schema judges them. */
-function envValue(raw: string): unknown {
+/** Settings given in the environment as comma-separated lists. */
+const ENV_LISTS = new Set(['http.trusted_proxies']);
+
+/** Settings given in the environment as true/false (or 1/0). */
+const ENV_BOOLEANS = new Set(['memory.reducer']);
+
+/** Env strings become numbers where they look like numbers (lists split on commas, true/false for booleans), so the schema judges them. */
+function envValue(raw: string, path: string): unknown {
+  if (ENV_LISTS.has(path)) return raw.split(',').map((s) => s.trim()).filter((s) => s !== '');
+  if (ENV_BOOLEANS.has(path) && /^(true|1|false|0)$/.test(raw)) return raw === 'true' || raw === '1';
   return /^-?\d+(\.\d+)?$/.test(raw) ? Number(raw) : raw;
 }
 
@@ -92,7 +114,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   for (const [name, path] of ENV_SETTINGS) {
     const raw = env[name];
     if (raw === undefined || raw === '') continue;
-    setPath(tree, path, envValue(raw));
+    setPath(tree, path, envValue(raw, path));
     fromEnv.set('/' + path.replaceAll('.', '/'), name);
   }
   if (env.SIMULATOR_URL) setPath(tree, 'simulator.enabled', false);
@@ -111,10 +133,23 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (config.redis_url !== null && config.database_url === null) {
     throw new ConfigError(`config: redis_url needs database_url: every instance sharing a Redis ledger must use the same PostgreSQL${fromEnv.has('/redis_url') ? ' (from REDIS_URL)' : ''}`);
   }
+  if (config.redis_url?.startsWith('redis-sentinel://') || config.redis_url?.startsWith('redis-cluster://')) {
+    try {
+      if (config.redis_url.startsWith('redis-sentinel://')) parseSentinelUrl(config.redis_url);
+      else parseClusterUrl(config.redis_url);
+    } catch (err) {
+      throw new ConfigError(`config: redis_url ${(err as Error).message}${fromEnv.has('/redis_url') ? ' (from REDIS_URL)' : ''}`);
+    }
+  }
   // Every row waits up to flush_ms by design: a bound under twice that would hold reservations back on a healthy store.
   const b = config.billing;
   if (b.journal_max_lag_ms < 2 * b.flush_ms) {
     throw new ConfigError(`config: billing.journal_max_lag_ms (${b.journal_max_lag_ms}) must be at least twice billing.flush_ms (${b.flush_ms})`);
+  }
+  try {
+    proxySet(config.http.trusted_proxies);
+  } catch (err) {
+    throw new ConfigError(`config: http.trusted_proxies ${(err as Error).message}${fromEnv.has('/http/trusted_proxies') ? ' (from TRUSTED_PROXIES)' : ''}`);
   }
   if (config.workers === 0) config.workers = availableParallelism();
   config.data_dir = resolve(config.data_dir);

@@ -9,10 +9,21 @@ export interface Config {
   admin_token: string | null;
   log_level: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   data_dir: string;
-  http: { max_body_bytes: number; max_json_depth: number; drain_timeout_ms: number; stalled_client_ms: number };
+  http: {
+    max_body_bytes: number;
+    max_json_depth: number;
+    drain_timeout_ms: number;
+    stalled_client_ms: number;
+    /** Proxies (addresses or CIDR blocks) whose X-Forwarded-For names the client (config/client-address.ts); empty = the socket's peer. */
+    trusted_proxies: string[];
+  };
+  /** The operator listener (GET /metrics), served by the primary: loopback by default; port 0 or null = none. */
+  ops: { host: string; port: number | null };
+  /** OpenTelemetry traces over OTLP/HTTP (metrics/otel.ts), loaded only when otlp_url is set. */
+  tracing: { otlp_url: string | null; sample_ratio: number; max_queue: number };
   pools: { pg_max: number; piscina_min_threads: number; piscina_max_threads: number; piscina_nice: number; offload_body_bytes: number };
   /** V8 heap sizing of the HTTP worker processes (and so of their pool threads): 0 = V8's default. */
-  memory: { semi_space_mb: number; heap_growing_percent: number };
+  memory: { semi_space_mb: number; heap_growing_percent: number; reducer: boolean };
   billing: {
     flush_ms: number;
     /** Past this lag of the journal, new reservations wait for the store (src/ledger/ledger.ts, reserve). */
@@ -23,10 +34,14 @@ export interface Config {
     quota_per_minute: number;
     /** Model calls in progress per key, per HTTP worker. */
     max_concurrent_per_key: number;
+    /** count_tokens' own quota per organization, per HTTP worker (pipeline/local-quota.ts). */
+    count_tokens_per_second: number;
+    count_tokens_per_minute: number;
     /** Embedded ledger: calls' worth of money and admissions a worker holds in advance (src/ledger/allotments.ts); 0 = none. */
     allotment_calls: number;
     /** Decimal string, e.g. "25.00". */
     demo_balance: string;
+    currency: string;
   };
   responses: { owner_cache_entries: number; owner_cache_max_age_ms: number; owner_flush_ms: number };
   catalog: { refresh_ms: number; seed_demo: boolean; typical_refresh_ms: number; typical_window_days: number };
@@ -46,7 +61,7 @@ export interface Config {
   web: {
     /** How long a console session lives after sign-in. */
     session_ttl_ms: number;
-    /** Refused sign-ins per account, and per client address, within the window before further tries are refused. */
+    /** Sign-in tries per account and client address together (4× per address alone) within the window before further tries are refused. */
     sign_in_max_failures: number;
     sign_in_window_ms: number;
     /** Secure on the session cookie: auto = when the request came over TLS (X-Forwarded-Proto: https from a proxy). */

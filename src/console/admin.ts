@@ -87,7 +87,7 @@ export function authenticator(auth: ConsoleAuth): (ctx: RequestContext) => Promi
     const token = readCookie(ctx.headers[H_COOKIE] ?? '', COOKIE);
     // No credential at all: the same 401 an API client always got.
     if (token === null) throw new GatewayError('invalid_api_key');
-    const session = await findSession(auth.pool, token);
+    const session = await findSession(auth.pool, token, auth.adminToken);
     if (session === null) throw new GatewayError('not_signed_in');
     if (ctx.method !== 'GET' && ctx.method !== 'HEAD') {
       const presented = ctx.headers[H_CSRF] ?? '';

@@ -34,7 +34,7 @@ export async function createDemoOrganization(pool: Pool, balance: string): Promi
     const org = await createOrganization(db, randomUUID(), DEMO_ORGANIZATION_NAME, balanceMicros);
     const key = generateKey();
     const keyId = randomUUID();
-    await insertKey(db, keyId, org.id, { name: 'Demo key', scope: null, binding: DEFAULT_BINDING, funding: 'balance', expiresAt: null }, key, null);
+    await insertKey(db, keyId, org.id, { name: 'Demo key', scope: null, binding: DEFAULT_BINDING, funding: 'balance', expiresAt: null, quotaPerMinute: null }, key, null);
     return { orgId: org.id, balance: formatMoney(balanceMicros), keyId, secret: key.secret };
   });
 }

@@ -5,6 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import { createRequestHash, parseCreateInput, parseEditInput } from '../auth/key-input.js';
 import { isUuid } from '../store/uuid.js';
+import { resolveScopeNames } from './scope-names.js';
 import { generateKey } from '../auth/key-format.js';
 import { getKey, insertKey, listKeys, organizationExists, revokeKey, unknownScopeRefs, updateKey, type KeyRow } from '../auth/key-store.js';
 import { GatewayError } from '../errors/gateway-error.js';
@@ -49,7 +50,7 @@ export class KeyService {
 
   async create(orgId: string, body: unknown, idempotencyHeader: string | null = null): Promise<Created> {
     const idemKey = idempotencyKey(idempotencyHeader);
-    const input = parseCreateInput(body);
+    const input = parseCreateInput(await resolveScopeNames(this.pool, body));
     const key = generateKey();
     const id = randomUUID();
     const idem = idemKey === null ? null : { key: idemKey, requestHash: createRequestHash(input) };
@@ -75,7 +76,7 @@ export class KeyService {
   }
 
   async edit(keyId: string, body: unknown): Promise<KeyRow> {
-    const edit = parseEditInput(body);
+    const edit = parseEditInput(await resolveScopeNames(this.pool, body));
     if (!isUuid(keyId)) throw new GatewayError('key_not_found');
     const row = await inTransaction(this.pool, async (c) => {
       if (edit.scope !== undefined) {

@@ -9,7 +9,7 @@ import type { Route } from '../server/context.js';
 import type { Pool } from '../store/pool.js';
 import { consoleRouteKit, ownOrg, REPLAYED, type ConsoleAuth } from './admin.js';
 import { KeyService } from './key-service.js';
-import { decodeCursor, encodeCursor, isCursor, isLimit, limitOf, readQuery } from './query.js';
+import { decodeCursor, encodeCursor, isCursor, isLimit, limitOf, readQuery, UUID_ID } from './query.js';
 
 export interface KeyConsoleDeps {
   pool: Pool;
@@ -51,7 +51,7 @@ export function keyConsoleRoutes(deps: KeyConsoleDeps): Route[] {
       ownOrg(who, ctx.params[0]);
       const q = readQuery(ctx.query, { limit: isLimit, cursor: isCursor });
       const limit = limitOf(q);
-      const after = decodeCursor(q);
+      const after = decodeCursor(q, UUID_ID);
       // An organization has few keys: ordered in SQL, the page is cut here.
       let rows = await keys.list(ctx.params[0]);
       if (after !== null) {

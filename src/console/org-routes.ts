@@ -15,8 +15,8 @@ import { isUuid } from '../store/uuid.js';
 import type { RequestContext, Route } from '../server/context.js';
 import type { Pool } from '../store/pool.js';
 import { consoleRouteKit, ownOrg, REPLAYED, type ConsoleAuth, type Principal } from './admin.js';
-import { decodeCursor, encodeCursor, isCursor, isDay, isDays, isLimit, isText, isUuidText, limitOf, readQuery } from './query.js';
-import { organizationsPage, usageDaily, usagePage, type UsageFilter, type UsageListRow } from './usage-store.js';
+import { decodeCursor, encodeCursor, isCursor, isDay, isDays, isLimit, isText, isUuidText, limitOf, readQuery, REQUEST_ID, UUID_ID } from './query.js';
+import { modelFilter, organizationsPage, usageDaily, usagePage, type UsageFilter, type UsageListRow } from './usage-store.js';
 
 export interface OrgConsoleDeps {
   pool: Pool;
@@ -80,7 +80,7 @@ export function orgConsoleRoutes(deps: OrgConsoleDeps): Route[] {
     route('get', '/console/v1/organizations', false, async (ctx) => {
       const q = readQuery(ctx.query, { limit: isLimit, cursor: isCursor, q: isText(200) });
       const limit = limitOf(q);
-      const page = await organizationsPage(deps.pool, q.get('q') ?? null, limit, decodeCursor(q));
+      const page = await organizationsPage(deps.pool, q.get('q') ?? null, limit, decodeCursor(q, UUID_ID));
       // Money and holds as the running actors see them, for this page only.
       const data = await Promise.all(page.rows.map(async (r) => view(ctx, r as unknown as OrganizationRow).catch(() => ({ object: 'organization', id: r.id, name: r.name, created_at: r.created_at.toISOString() }))));
       const last = page.rows[page.rows.length - 1];
@@ -134,7 +134,7 @@ export function orgConsoleRoutes(deps: OrgConsoleDeps): Route[] {
       // Settlements still queued for the store are written first, so the list is complete up to now.
       await viaLedger(deps.ledger.sync(), ctx, deps.logger);
       const limit = limitOf(q);
-      const page = await usagePage(deps.pool, usageFilter(row.id, q), limit, decodeCursor(q));
+      const page = await usagePage(deps.pool, await usageFilter(deps.pool, row.id, q), limit, decodeCursor(q, REQUEST_ID));
       const last = page.rows[page.rows.length - 1];
       answer(ctx, 200, {
         object: 'list',
@@ -149,7 +149,7 @@ export function orgConsoleRoutes(deps: OrgConsoleDeps): Route[] {
       const q = readQuery(ctx.query, { days: isDays, key_id: isUuidText, model: isText(200) });
       const row = await organization(ctx, who);
       await viaLedger(deps.ledger.sync(), ctx, deps.logger);
-      const days = await usageDaily(deps.pool, usageFilter(row.id, q), q.has('days') ? Number(q.get('days')) : 30);
+      const days = await usageDaily(deps.pool, await usageFilter(deps.pool, row.id, q), q.has('days') ? Number(q.get('days')) : 30);
       // The total is summed here in exact micros so that the front end never adds decimals as floats.
       const total = days.reduce((sum, d) => sum + d.chargedMicros, 0n);
       answer(ctx, 200, { object: 'list', total_charged: formatMoney(total), data: days.map((d) => ({ day: d.day, requests: d.requests, charged: formatMoney(d.chargedMicros) })) });
@@ -157,6 +157,7 @@ export function orgConsoleRoutes(deps: OrgConsoleDeps): Route[] {
   ];
 }
 
-function usageFilter(orgId: string, q: Map<string, string>): UsageFilter {
-  return { orgId, keyId: q.get('key_id') ?? null, model: q.get('model') ?? null, day: q.get('day') ?? null };
+async function usageFilter(pool: Pool, orgId: string, q: Map<string, string>): Promise<UsageFilter> {
+  const model = q.get('model');
+  return { orgId, keyId: q.get('key_id') ?? null, model: model === undefined ? null : await modelFilter(pool, model), day: q.get('day') ?? null };
 }

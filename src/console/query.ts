@@ -1,7 +1,10 @@
 // Query strings of the console's list endpoints, read and validated in one
 // place: every parameter is known, bounded and well-formed, or the request is
-// refused with 400 naming it (REST envelope). Cursors are opaque to callers:
-// base64url of the last row's sort key.
+// refused with 400 naming it (REST envelope). Names are looked up as the
+// spec's own properties only (`hasOwnProperty`, `__proto__`, `constructor` are
+// unknown parameters, not Object.prototype's members). Cursors are opaque to
+// callers: base64url of the last row's sort key, checked strictly here so that
+// no value a caller makes up reaches a cast in SQL (issue 30 item 9).
 import { GatewayError, type FieldDetail } from '../errors/gateway-error.js';
 
 export const DEFAULT_LIMIT = 50;
@@ -31,8 +34,8 @@ export function readQuery(query: string, spec: Spec): Map<string, string> {
     } catch {
       throw bad('(query)', 'is not valid percent-encoding');
     }
+    if (!Object.hasOwn(spec, name)) throw bad(name, 'unknown query parameter');
     const check = spec[name];
-    if (check === undefined) throw bad(name, 'unknown query parameter');
     if (out.has(name)) throw bad(name, 'given more than once');
     const issue = check(value);
     if (issue !== null) throw bad(name, issue);
@@ -62,16 +65,35 @@ export function encodeCursor(at: Date | string, id: string): string {
   return Buffer.from(JSON.stringify([typeof at === 'string' ? at : at.toISOString(), id])).toString('base64url');
 }
 
-export function decodeCursor(q: Map<string, string>): { at: string; id: string } | null {
+/** What a list's row ids look like: the id half of its cursor must be one. */
+export type CursorId = (id: string) => boolean;
+export const UUID_ID: CursorId = (id) => isUuidText(id) === null;
+/** Request ids (`req_…`): printable ASCII, compared as text. */
+export const REQUEST_ID: CursorId = (id) => /^[\x21-\x7e]{1,200}$/.test(id);
+
+/**
+ * A cursor's time as encodeCursor and the store write it (UTC, up to
+ * microseconds) and a real instant PostgreSQL accepts: `2020`, a 30th of
+ * February or year 0 are not.
+ */
+function isCursorTime(at: string): boolean {
+  const m = /^([1-9]\d{3}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})(\.\d{1,6})?Z$/.exec(at);
+  if (m === null) return false;
+  const t = Date.parse(m[1] + 'Z');
+  return !Number.isNaN(t) && new Date(t).toISOString().slice(0, 19) === m[1];
+}
+
+export function decodeCursor(q: Map<string, string>, isId: CursorId): { at: string; id: string } | null {
   const raw = q.get('cursor');
   if (raw === undefined) return null;
+  let v: unknown;
   try {
-    const v = JSON.parse(Buffer.from(raw, 'base64url').toString('utf8'));
-    if (Array.isArray(v) && v.length === 2 && typeof v[0] === 'string' && typeof v[1] === 'string' && !Number.isNaN(Date.parse(v[0])) && v[1].length <= 200) {
-      return { at: v[0], id: v[1] };
-    }
+    v = JSON.parse(Buffer.from(raw, 'base64url').toString('utf8'));
   } catch {
-    /* fall through */
+    v = null;
+  }
+  if (Array.isArray(v) && v.length === 2 && typeof v[0] === 'string' && typeof v[1] === 'string' && isCursorTime(v[0]) && isId(v[1])) {
+    return { at: v[0], id: v[1] };
   }
   throw bad('cursor', 'must be a cursor from a previous page');
 }

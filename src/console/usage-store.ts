@@ -29,8 +29,8 @@ export interface UsageListRow {
 export interface UsageFilter {
   orgId: string;
   keyId: string | null;
-  /** model_id or canonical name as recorded. */
-  model: string | null;
+  /** What a usage row's model_id may be for the model filter: the name asked for and the model_ids it names (modelFilter). */
+  model: string[] | null;
   /** YYYY-MM-DD, UTC. */
   day: string | null;
 }
@@ -42,7 +42,7 @@ function where(f: UsageFilter): { sql: string; values: unknown[] } {
   const values: unknown[] = [f.orgId];
   const parts = ['org_id = $1'];
   if (f.keyId !== null) parts.push(`key_id = $${values.push(f.keyId)}`);
-  if (f.model !== null) parts.push(`model_id = $${values.push(f.model)}`);
+  if (f.model !== null) parts.push(`model_id = ANY($${values.push(f.model)}::text[])`);
   if (f.day !== null) {
     parts.push(`finished_at >= $${values.push(f.day)}::date AT TIME ZONE 'UTC'`);
     parts.push(`finished_at < ($${values.push(f.day)}::date + 1) AT TIME ZONE 'UTC'`);
@@ -56,6 +56,16 @@ export interface UsagePage {
   requests: number;
   /** Exact whatever the total (a sum over every row may pass 2^53). */
   chargedMicros: bigint;
+}
+
+/**
+ * A person filters by the name they know (a canonical name or an alias) or by
+ * model_id: the values a row's model_id may hold for that model. One query,
+ * only when the filter is used.
+ */
+export async function modelFilter(pool: Pool, model: string): Promise<string[]> {
+  const { rows } = await pool.query<{ id: string }>('SELECT model_id::text AS id FROM models WHERE canonical_name = $1 OR $1 = ANY(aliases)', [model]);
+  return [model, ...rows.map((r) => r.id)];
 }
 
 /** The newest `limit` usage rows of an organization, and its totals over all of them. */
@@ -105,6 +115,9 @@ export interface OrgListRow {
   id: string;
   name: string;
   created_at: Date;
+  /** As the store has them: settlements reach it within billing.flush_ms. */
+  balance_micros: number;
+  package_micros: number;
   cursor_at: string;
 }
 
@@ -115,7 +128,8 @@ export async function organizationsPage(pool: Pool, search: string | null, limit
   if (search !== null && search !== '') parts.push(`strpos(lower(name), lower($${values.push(search)})) > 0`);
   if (after !== null) parts.push(`(created_at, id) > ($${values.push(after.at)}::timestamptz, $${values.push(after.id)}::uuid)`);
   const { rows } = await pool.query<OrgListRow>(
-    `SELECT id, name, created_at, ${CURSOR_AT('created_at')} FROM organizations ${parts.length > 0 ? 'WHERE ' + parts.join(' AND ') : ''}
+    `SELECT id, name, created_at, m.balance_micros, m.package_micros, ${CURSOR_AT('created_at')}
+       FROM organizations JOIN organization_money m USING (id) ${parts.length > 0 ? 'WHERE ' + parts.join(' AND ') : ''}
       ORDER BY created_at, id LIMIT $${values.push(limit + 1)}`,
     values,
   );

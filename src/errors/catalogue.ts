@@ -77,6 +77,11 @@ export const CATALOGUE = {
   },
   not_signed_in: { status: 401, type: 'authentication_error', message: 'Sign in to the console first; the session is missing, expired or ended.' },
   sign_in_refused: { status: 401, type: 'authentication_error', message: 'The email or password is wrong.' },
+  operator_sign_in_off: {
+    status: 403,
+    type: 'permission_error',
+    message: 'Operator sign-in is off: this gateway was started without ADMIN_TOKEN. Restart it with ADMIN_TOKEN set (at least 16 characters) and sign in with that token.',
+  },
   csrf_token_invalid: { status: 403, type: 'permission_error', message: 'A change needs the session CSRF token in X-CSRF-Token.' },
   operator_only: { status: 403, type: 'permission_error', message: 'Only an operator can do this.' },
   account_not_found: { status: 404, type: 'not_found_error', message: 'No console account has this id.' },

@@ -17,6 +17,8 @@ export interface ErrorExtras {
   fieldDetails?: FieldDetail[];
   limit?: LimitDetail;
   retryAfterSeconds?: number;
+  /** What is wrong, naming the member and the rule, in place of the code's general sentence (never a secret or another organization's data). */
+  message?: string;
 }
 
 export class GatewayError extends Error {
@@ -30,7 +32,7 @@ export class GatewayError extends Error {
 
   constructor(code: ErrorCode, extras: ErrorExtras = {}) {
     const entry = CATALOGUE[code];
-    super(entry.message);
+    super(extras.message ?? entry.message);
     this.name = 'GatewayError';
     this.code = code;
     this.status = entry.status;

@@ -6,7 +6,7 @@
 // spending them apart from those. One per actor, made with it: the settle
 // and reserve paths reach it without allocating anything.
 import type { OrgActor } from './actor.js';
-import type { AllotmentWant, Allotted, ReserveCommand } from './protocol.js';
+import type { AllotCommand, AllotmentWant, Allotted, ReserveCommand } from './protocol.js';
 import type { RequestQuota } from './quota.js';
 import type { HoldRecord } from './records.js';
 
@@ -41,7 +41,7 @@ export class ActorAllotments {
    * both windows have left. Both or nothing: money without admissions (or
    * the reverse) would sit unused. Null: nothing granted.
    */
-  grant(cmd: ReserveCommand, want: AllotmentWant, now: number): Allotted | null {
+  grant(cmd: Pick<ReserveCommand, 'owner' | 'funding' | 'amount'>, want: AllotmentWant, now: number): Allotted | null {
     const actor = this.actor;
     if (now < this.frozenUntil || want.slots < 1) return null;
     const existing = actor.holds.get(want.id);
@@ -66,7 +66,16 @@ export class ActorAllotments {
     hold.amount += money;
     if (hold.funding === 'balance') actor.heldBalance += money;
     else actor.heldPackage += money;
-    return { money, slots, second: Math.floor(now / 1000) };
+    const second = Math.floor(now / 1000);
+    if (want.ask !== undefined) hold.lastGrant = { ask: want.ask, second, slots };
+    return { money, slots, second };
+  }
+
+  /** A top-up with no call of its own (AllotCommand): the admissions it gives back first, then what can be granted. */
+  topUp(cmd: AllotCommand, now: number): Allotted | null {
+    this.actor.lastUsed = now;
+    if (cmd.allot.refund) this.quota.refund(cmd.allot.refund.second, cmd.allot.refund.slots);
+    return this.grant(cmd, cmd.allot, now);
   }
 
   /** A call was refused at `now`: no allotment is granted for ALLOT_FROZEN_MS. */
@@ -124,10 +133,16 @@ export class ActorAllotments {
    * money is free again, and the id is never reopened (a grant to it still
    * on its way is refused). The allotment's hold, or null if none was open.
    */
-  retire(id: string, unused: { second: number; slots: number }, now: number): HoldRecord | null {
+  retire(id: string, unused: { second: number; slots: number }, now: number, pendingAsk?: number): HoldRecord | null {
     this.actor.lastUsed = now;
-    this.quota.refund(unused.second, unused.slots);
     this.actor.close(id, now);
-    return this.get(id) !== null ? this.actor.unhold(id) : null;
+    const hold = this.get(id);
+    // Not open: retired already (a retirement sent twice, its first send timed out but arrived) or never granted: nothing to refund.
+    if (hold === null) return null;
+    this.quota.refund(unused.second, unused.slots);
+    // Granted to an ask the worker never saw answered: it never spent those admissions.
+    const lost = hold.lastGrant;
+    if (lost !== undefined && lost.ask === pendingAsk) this.quota.refund(lost.second, lost.slots);
+    return this.actor.unhold(id);
   }
 }

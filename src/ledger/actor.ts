@@ -8,9 +8,10 @@
 // and a hold whose lease runs out is voided by the host.
 import { MAX_MICROS, type Funding } from '../money/money.js';
 import { ActorAllotments } from './actor-allotments.js';
+import { KeyQuotas } from './key-quotas.js';
 import { RequestQuota } from './quota.js';
 import type { AccountView, ReserveCommand, ReserveReply, UsageRow } from './protocol.js';
-import { chargeEntry, type AccountRow, type Entry, type HoldRecord, type QuotaDefaults, type WriteResult } from './records.js';
+import { chargeAgainst, chargeEntry, type AccountRow, type Entry, type HoldRecord, type QuotaDefaults, type WriteResult } from './records.js';
 
 /**
  * How long (and how many) settled request ids are remembered, so a repeated
@@ -44,10 +45,21 @@ export class OrgActor {
    */
   private readonly pending = new Map<string, Entry>();
   private readonly absorbed = new Set<string>();
+  /**
+   * Workers' batches heard of (Ledger.spent) and not yet counted by a load,
+   * by writer: their money moved here already, and is in `unflushed` until a
+   * load reads that writer's part at or past the batch's seq. `storedSeqs`:
+   * each writer's seq as the last load read it (a batch at or below it was
+   * already counted by that load, so hearing of it moves nothing).
+   */
+  private readonly writerBatches = new Map<string, Array<{ seq: number; balance: number; package: number }>>();
+  private storedSeqs: ReadonlyMap<string, number> = new Map();
   lastUsed = 0;
   private readonly quota = new RequestQuota(1, 1);
   private ownQuotaSecond = false;
   private ownQuotaMinute = false;
+  /** Keys' own quotas, checked before the organization's (key-quotas.ts). */
+  readonly keyQuotas = new KeyQuotas();
   /** Workers' allotments among `holds`, and the calls carved from them (actor-allotments.ts). */
   readonly allotments = new ActorAllotments(this, this.quota);
 
@@ -68,6 +80,13 @@ export class OrgActor {
       if (entry.funding === 'balance') this.unflushedBalance -= entry.amount;
       else this.unflushedPackage -= entry.amount;
     }
+    const seqs = row.writerSeqs ?? new Map<string, number>();
+    for (const [writer, batches] of this.writerBatches) {
+      const stored = seqs.get(writer) ?? -1;
+      while (batches.length > 0 && batches[0].seq <= stored) this.uncount(batches.shift()!);
+      if (batches.length === 0) this.writerBatches.delete(writer);
+    }
+    this.storedSeqs = seqs;
     this.balance = row.balance + this.unflushedBalance;
     this.package = row.package + this.unflushedPackage;
     this.packageExpiresAt = row.packageExpiresAt;
@@ -92,7 +111,8 @@ export class OrgActor {
     if (this.closed.has(cmd.requestId)) return { ok: false, code: 'closed' };
     if (cmd.allot?.refund) this.quota.refund(cmd.allot.refund.second, cmd.allot.refund.slots);
     const reply = this.hold(cmd, now, admitted);
-    if (!reply.ok) this.allotments.refused(now);
+    // A key's quota refuses that key only: the organization's allotments go on as they were.
+    if (!reply.ok && !(reply.code === 'rate_limited' && reply.scope === 'key')) this.allotments.refused(now);
     else if (cmd.allot !== undefined) {
       const allotted = this.allotments.grant(cmd, cmd.allot, now);
       if (allotted !== null) return { ok: true, allotted };
@@ -101,8 +121,17 @@ export class OrgActor {
   }
 
   private hold(cmd: ReserveCommand, now: number, admitted: boolean): ReserveReply {
+    // The key's window first, then the organization's; a call refused by either counts in neither.
+    const key = admitted ? undefined : cmd.keyQuota;
+    if (key !== undefined) {
+      const refused = this.keyQuotas.admit(key.keyId, key.perMinute, now);
+      if (refused !== null) return { ok: false, code: 'rate_limited', ...refused, scope: 'key' };
+    }
     const refusal = admitted ? null : this.quota.admit(now);
-    if (refusal !== null) return { ok: false, code: 'rate_limited', ...refusal };
+    if (refusal !== null) {
+      if (key !== undefined) this.keyQuotas.refund(key.keyId, now);
+      return { ok: false, code: 'rate_limited', ...refusal };
+    }
     // No silent fallback: the funding source the key names is the only one looked at.
     const expired = cmd.funding === 'package' && this.packageExpired(now);
     const available = cmd.funding === 'balance' ? this.balance - this.heldBalance : expired ? 0 : this.package - this.heldPackage;
@@ -143,15 +172,42 @@ export class OrgActor {
     // A call its worker reserved from an allotment is held there until now.
     const fromAllotment = hold === null && allotment !== null && this.allotments.spend(allotment, usage.reservedMicros);
     usage.holdExpired = hold === null && !fromAllotment;
-    const held = hold !== null ? hold.amount : usage.reservedMicros;
-    // A charge that is not a whole number of micros is a fault upstream: take what was held, never NaN or a fraction.
-    const charged = Number.isSafeInteger(usage.chargedMicros) ? usage.chargedMicros : held;
-    usage.chargedMicros = Math.max(0, charged);
-    usage.overdraftMicros = Math.max(0, usage.chargedMicros - held);
+    chargeAgainst(usage, hold !== null ? hold.amount : usage.reservedMicros);
     if (usage.chargedMicros === 0 || journaled) return { hold, entry: null };
     const entry = chargeEntry(usage);
     this.apply(entry);
     return { hold, entry };
+  }
+
+  /**
+   * A worker charged `balance`/`package` micros (negative: spent) in its
+   * batch `seq`, and writes them to its part of the store (Ledger.spent).
+   * Counted now unless the last load already read that batch.
+   */
+  writerCharged(writer: string, seq: number, balance: number, pkg: number): void {
+    if (seq <= (this.storedSeqs.get(writer) ?? -1)) return;
+    this.balance += balance;
+    this.package += pkg;
+    this.unflushedBalance += balance;
+    this.unflushedPackage += pkg;
+    let batches = this.writerBatches.get(writer);
+    if (batches === undefined) this.writerBatches.set(writer, (batches = []));
+    const last = batches[batches.length - 1];
+    if (last !== undefined && last.seq === seq) {
+      last.balance += balance;
+      last.package += pkg;
+    } else batches.push({ seq, balance, package: pkg });
+  }
+
+  /** Writer `writer`'s batches are all in the store and its parts folded into the organization's row (Ledger.writerGone): memory stops counting them apart. */
+  writerFolded(writer: string): void {
+    for (const b of this.writerBatches.get(writer) ?? []) this.uncount(b);
+    this.writerBatches.delete(writer);
+  }
+
+  private uncount(batch: { balance: number; package: number }): void {
+    this.unflushedBalance -= batch.balance;
+    this.unflushedPackage -= batch.package;
   }
 
   /** Settled or released here within the memory window. */
@@ -296,7 +352,7 @@ export class OrgActor {
   }
 
   idle(now: number, idleMs: number): boolean {
-    return this.holds.size === 0 && this.pendingWrites === 0 && this.lastUsed < now - idleMs;
+    return this.holds.size === 0 && this.pendingWrites === 0 && this.writerBatches.size === 0 && this.lastUsed < now - idleMs;
   }
 
   view(now: number): AccountView {

@@ -5,12 +5,13 @@
 //
 // An allotment is itself a hold in the actor, owned by this worker, so zero
 // overspend still holds: the actor's hold H and what is left here r obey
-// H − r = what this worker's calls in progress took from it. A call reserved
-// here settles through the actor like any other (its settlement names the
-// allotment, and the actor moves what the call took out of H); a stream's
-// first progress, or the allotment's retirement, makes each call in progress
-// a hold of its own, so the rules for holds (leases, progress, hold_max_ms)
-// apply to it as before.
+// H − r = what this worker's calls took from it that the actor has not heard
+// settled. On the embedded host a call reserved here is settled in this
+// worker and the actor hears of it in a batch (worker-books.ts), which moves
+// what the calls took out of H; on the Redis host its settlement names the
+// allotment, with the same effect. A stream's first progress (Redis host), or
+// the allotment's retirement, makes each call in progress a hold of its own,
+// so the rules for holds (leases, progress, hold_max_ms) apply to it as before.
 //
 // Admissions are counted in the actor's quota when granted, for the current
 // wall-clock second only; those unused when the second ends go back (with the
@@ -20,7 +21,7 @@
 // recalls them), so a balance or a quota spread over many workers refuses no
 // call that the actor alone would have admitted.
 import type { Funding } from '../money/money.js';
-import type { AllotmentWant, Allotted, ProgressCommand, ReleaseCommand, ReserveCommand, ReserveReply, ReserveRequest, RetiredCommand, SettleCommand } from './protocol.js';
+import type { AllotCommand, AllotmentWant, Allotted, ProgressCommand, ReleaseCommand, ReserveCommand, ReserveReply, ReserveRequest, RetiredCommand, SettleCommand } from './protocol.js';
 
 /** An allotment unused this long goes back to the actor (its money is free again, its admissions leave the quota). */
 const IDLE_MS = 1000;
@@ -33,6 +34,18 @@ const IDLE_MS = 1000;
  */
 const MAX_AGE_MS = 30_000;
 const SWEEP_MS = 250;
+/**
+ * A busy allotment asks for about this long's worth of its calls at its
+ * recent pace, between billing.allotment_calls and MAX_GROWTH times that:
+ * at thousands of calls a second a fixed 32 would send an ask every 16
+ * calls, and each ask wakes the actor (issue 32: the primary's CPU per call).
+ * The actor still grants at most an eighth of what is free.
+ */
+const PACE_HORIZON_MS = 100;
+const MAX_GROWTH = 16;
+/** An ask that failed this way certainly never reached the actor (a host client's error for a command it could not send). */
+export class NeverSent extends Error {}
+
 /** The answer to a call reserved here. */
 const RESERVED_HERE: ReserveReply = { ok: true };
 
@@ -40,6 +53,8 @@ interface LocalCall {
   allotment: Allotment;
   amount: number;
   startedAt: number;
+  /** Its stream reported progress: the actor made it a hold of its own, so it settles there. */
+  carved?: true;
 }
 
 class Allotment {
@@ -52,6 +67,15 @@ class Allotment {
   readonly inFlight = new Map<string, LocalCall>();
   /** A reservation asking for more is on its way: one at a time. */
   asking = false;
+  /** Settles when the ask on its way is answered (or fails): calls that find the allotment dry wait for it rather than each going to the actor. */
+  answered: Promise<unknown> | null = null;
+  /** Asks sent for this allotment; the latest is the one `asking` waits for (AllotmentWant.ask). */
+  asks = 0;
+  /** Calls reserved here since the last ask, and when it was sent: the pace an ask sizes itself by. */
+  takenSinceAsk = 0;
+  askedAt: number;
+  /** How many calls' worth the last ask was for. */
+  target = 0;
   /** The actor granted it something at least once (else it holds nothing there, and retiring it needs no message). */
   granted = false;
   retired = false;
@@ -64,6 +88,7 @@ class Allotment {
     readonly openedAt: number,
   ) {
     this.lastUsed = openedAt;
+    this.askedAt = openedAt;
   }
 }
 
@@ -81,13 +106,17 @@ export class Allotments {
    * `callsPerAllotment`: how many calls like the one that asks an allotment
    * should hold (money: that many times its amount; admissions: that many).
    * `retired` carries a retirement to the actor, in order with this worker's
-   * settlements.
+   * settlements. `topUp`: the host's ask for more with no call of its own (AllotCommand),
+   * sent when an allotment runs low so that it does not run dry under load
+   * (then every call in progress would go to the actor one by one); null:
+   * the host has none, and asks ride calls' reservations only.
    */
   constructor(
     private readonly owner: string,
     private readonly callsPerAllotment: number,
     private readonly retired: (cmd: RetiredCommand) => void,
     private readonly clock: () => number = Date.now,
+    private readonly topUp: ((cmd: AllotCommand) => Promise<Allotted | null>) | null = null,
   ) {
     this.sweeper = setInterval(() => this.sweep(), SWEEP_MS);
     this.sweeper.unref();
@@ -100,15 +129,29 @@ export class Allotments {
    * due and brings back what was granted.
    */
   async reserve(req: ReserveRequest, ask: (cmd: ReserveCommand) => Promise<ReserveReply>): Promise<ReserveReply> {
+    // A key with a quota of its own is counted by the actor, call by call (key-quotas.ts): an allotment counts the organization's calls, not a key's.
+    if (req.keyQuota !== undefined) return ask({ requestId: req.requestId, orgId: req.orgId, funding: req.funding, amount: req.amount, owner: this.owner, keyQuota: req.keyQuota });
     if (this.take(req)) return RESERVED_HERE;
+    // Dry, and more is on its way (with a top-up: asked before it ran dry): wait for it, then try again.
+    const answered = this.topUp === null ? null : (this.open.get(req.orgId + ' ' + req.funding)?.answered ?? null);
+    if (answered !== null) {
+      await answered.catch(() => {});
+      if (this.take(req)) return RESERVED_HERE;
+    }
     const allot = this.want(req);
     const cmd: ReserveCommand = { requestId: req.requestId, orgId: req.orgId, funding: req.funding, amount: req.amount, owner: this.owner, ...(allot ? { allot } : {}) };
     let reply: ReserveReply | undefined;
+    let unsent = false;
     try {
-      reply = await ask(cmd);
+      const replied = ask(cmd);
+      if (allot !== undefined) this.asking.get(allot.id)!.answered = replied;
+      reply = await replied;
       return reply;
+    } catch (err) {
+      unsent = err instanceof NeverSent;
+      throw err;
     } finally {
-      if (allot !== undefined) this.granted(allot, reply?.ok === true ? reply.allotted : undefined);
+      if (allot !== undefined) this.granted(allot, reply?.ok === true ? reply.allotted : undefined, reply !== undefined || unsent);
     }
   }
 
@@ -126,8 +169,34 @@ export class Allotments {
 
   /** The progress report, naming the allotment, what the call took and when (its first one makes the call a hold of its own). */
   progress(cmd: ProgressCommand): ProgressCommand {
-    const taken = this.taken(cmd.usage.requestId);
-    return taken === null ? cmd : { ...cmd, allotment: taken };
+    const call = this.calls.get(cmd.usage.requestId);
+    if (call === undefined) return cmd;
+    call.carved = true;
+    return { ...cmd, allotment: { id: call.allotment.id, amount: call.amount, startedAt: call.startedAt } };
+  }
+
+  /**
+   * A stream reserved here whose progress this worker may keep itself
+   * (worker-books.ts): the allotment and what it took; null as for settleHere.
+   */
+  progressHere(requestId: string): { id: string; amount: number } | null {
+    const call = this.calls.get(requestId);
+    if (call === undefined || call.carved === true || call.allotment.retired) return null;
+    return { id: call.allotment.id, amount: call.amount };
+  }
+
+  /**
+   * A call reserved here that this worker may settle itself (worker-books.ts):
+   * the allotment and what it took, and the call is no longer in progress
+   * here. Null: not reserved here, or made a hold of its own (its stream's
+   * progress, or its allotment's retirement): its settlement goes to the actor.
+   */
+  settleHere(requestId: string): { id: string; amount: number } | null {
+    const call = this.calls.get(requestId);
+    // A retired allotment's calls in progress became holds of their own at the actor (RetiredCommand.inFlight).
+    if (call === undefined || call.carved === true || call.allotment.retired) return null;
+    this.finish(requestId);
+    return { id: call.allotment.id, amount: call.amount };
   }
 
   /** Reserves the call here if an allotment has room for it now; false: ask the actor. */
@@ -139,10 +208,26 @@ export class Allotments {
     a.slots--;
     a.money -= req.amount;
     a.lastUsed = now;
+    a.takenSinceAsk++;
     const call: LocalCall = { allotment: a, amount: req.amount, startedAt: now };
     a.inFlight.set(req.requestId, call);
     this.calls.set(req.requestId, call);
+    // Half spent: ask for more now, so that the calls behind this one find it full.
+    const half = a.target / 2;
+    if (this.topUp !== null && !a.asking && (a.slots < half || a.money < req.amount * half)) this.refill(req);
     return true;
+  }
+
+  /** Tops up the allotment `req` was reserved from, with no call waiting on the answer (AllotCommand). */
+  private refill(req: ReserveRequest): void {
+    const want = this.want(req);
+    if (want === undefined) return;
+    const sent = this.topUp!({ orgId: req.orgId, funding: req.funding, owner: this.owner, amount: req.amount, allot: want });
+    this.asking.get(want.id)!.answered = sent;
+    sent.then(
+      (allotted) => this.granted(want, allotted ?? undefined),
+      (err) => this.granted(want, undefined, err instanceof NeverSent),
+    );
   }
 
   /** What to ask for along with a reservation the actor makes (undefined: nothing, another ask is on its way). */
@@ -161,6 +246,7 @@ export class Allotments {
     }
     if (a.asking) return undefined;
     a.asking = true;
+    a.asks++;
     this.asking.set(a.id, a);
     a.lastUsed = now;
     const second = Math.floor(now / 1000);
@@ -169,28 +255,40 @@ export class Allotments {
       refund = { second: a.second, slots: a.slots };
       a.slots = 0;
     }
-    const target = this.callsPerAllotment;
+    const pace = (a.takenSinceAsk * PACE_HORIZON_MS) / Math.max(1, now - a.askedAt);
+    const target = Math.min(this.callsPerAllotment * MAX_GROWTH, Math.max(this.callsPerAllotment, Math.ceil(pace)));
+    a.takenSinceAsk = 0;
+    a.askedAt = now;
+    a.target = target;
     return {
       id: a.id,
       money: Math.max(0, Math.min(Number.MAX_SAFE_INTEGER, req.amount * target) - a.money),
       slots: Math.max(0, target - (a.second === second ? a.slots : 0)),
       refund,
+      ask: a.asks,
     };
   }
 
-  /** The actor's answer to a reservation that carried `want` (allotted undefined: nothing granted, or no answer). */
-  granted(want: AllotmentWant, allotted: Allotted | undefined): void {
+  /**
+   * The actor's answer to a reservation that carried `want` (allotted
+   * undefined: nothing granted). `known` false: no answer came (the ask timed
+   * out, or its transport failed after sending), yet the ask may have reached
+   * the actor and been granted, or may still be (issue 39: after a Redis
+   * stall an allotment granted to an ask nobody waited for any more stayed
+   * held while its worker lived). The allotment is retired now: its
+   * retirement follows the ask in the same stream (or pipe), names it, and so
+   * gives back whatever it was granted.
+   */
+  granted(want: AllotmentWant, allotted: Allotted | undefined, known = true): void {
     const a = this.asking.get(want.id);
     if (a === undefined) return;
     this.asking.delete(want.id);
+    a.answered = null;
+    // Retired while asking: that retirement named this ask, and the actor gave back what it granted (or refused it).
+    if (a.retired) return void (a.asking = false);
+    if (!known) return this.retire(a);
     a.asking = false;
     if (allotted === undefined) return;
-    if (a.retired) {
-      // Granted before the actor saw the retirement: the money went with it, but the admissions were
-      // counted after the retirement said which were unused; give them back too.
-      this.retired({ orgId: a.orgId, id: a.id, unused: { second: allotted.second, slots: allotted.slots }, inFlight: [] });
-      return;
-    }
     a.granted = true;
     a.money += allotted.money;
     if (a.second === allotted.second) a.slots += allotted.slots;
@@ -214,11 +312,19 @@ export class Allotments {
     return call === undefined ? null : { id: call.allotment.id, amount: call.amount, startedAt: call.startedAt };
   }
 
-  /** The actor recalls allotment `id` (it is about to refuse a call, or to show the account). */
-  recall(id: string): void {
-    // Unknown here: already retired, and that retirement is on its way to the actor, which is what the recall waits for.
+  /**
+   * The actor recalls allotment `id` of organization `orgId` (it is about to
+   * refuse a call, or to show the account). Unknown here: already retired,
+   * and that retirement is on its way (or retired while an ask for it is, and
+   * that ask's answer is what comes next); else, with `orgId`, it is retired
+   * again: a retirement the actor has seen already changes nothing there, and
+   * one it never got (lost, or an allotment this worker never learned it was
+   * granted) frees what the allotment holds.
+   */
+  recall(id: string, orgId?: string): void {
     const a = this.find(id);
-    if (a !== null) this.retire(a);
+    if (a !== null) return this.retire(a);
+    if (orgId !== undefined && !this.asking.has(id)) this.retired({ orgId, id, unused: { second: -1, slots: 0 }, inFlight: [] });
   }
 
   /** Every allotment goes back (the worker is stopping). */
@@ -238,12 +344,15 @@ export class Allotments {
   private retire(a: Allotment): void {
     if (a.retired) return;
     a.retired = true;
+    // An ask on its way (or unanswered) is named, so the actor gives back what it grants it.
+    const pendingAsk = a.asking ? a.asks : undefined;
+    a.asking = false;
     if (this.open.get(a.orgId + ' ' + a.funding) === a) this.open.delete(a.orgId + ' ' + a.funding);
     const inFlight = [...a.inFlight].map(([requestId, c]) => ({ requestId, amount: c.amount, startedAt: c.startedAt }));
     const unused = { second: a.second, slots: a.slots };
     a.money = 0;
     a.slots = 0;
-    if (a.granted || a.asking) this.retired({ orgId: a.orgId, id: a.id, unused, inFlight });
+    if (a.granted || pendingAsk !== undefined) this.retired({ orgId: a.orgId, id: a.id, unused, inFlight, ...(pendingAsk !== undefined ? { pendingAsk } : {}) });
   }
 
   private find(id: string): Allotment | null {

@@ -5,19 +5,27 @@
 // one small one-way message every third of a lease. A worker that exits
 // takes its holds with it at once (Ledger.ownerGone), not a lease later.
 //
-// Most calls make no reservation round trip: a worker reserves them from its
+// Most calls make no round trip at all: a worker reserves them from its
 // allotments (allotments.ts), granted along with the reservations it does
-// send. With billing.flush_ms > 0 no call waits for its settlement's answer
-// either: settle resolves once the command is written to the pipe, which the
-// primary reads before it can see this worker gone, and the answer is awaited
-// behind the client's reply. (It is still answered: a one-way settlement was
-// measured to cost the primary more than it saved, docs/billing.md.)
+// send or topped up before they run dry, and settles them itself
+// (worker-books.ts): the actors hear per batch. The calls the actors hold one
+// by one settle here with one request/reply; with billing.flush_ms > 0 settle
+// resolves once the command is written to the pipe, which the primary reads
+// before it can see this worker gone, and the answer is awaited behind the
+// client's reply.
 import cluster from 'node:cluster';
+import { randomBytes } from 'node:crypto';
 import { Allotments } from './allotments.js';
+import { readGoneWorker } from './books-file.js';
+import { WorkerBooks } from './worker-books.js';
+import { StoreGate } from './store-gate.js';
+import type { LedgerStore } from './store.js';
 import { ChannelClosed, type PrimaryChannel, type WorkerChannel } from '../ipc/channel.js';
 import type { Logger } from '../log/logger.js';
 import type { Ledger } from './ledger.js';
 import type {
+  AllotCommand,
+  Allotted,
   AccountView,
   CreditCommand,
   CreditReply,
@@ -29,6 +37,7 @@ import type {
   ReserveRequest,
   RetiredCommand,
   SettleCommand,
+  SpentReport,
 } from './protocol.js';
 
 /** A reservation stands between the caller and its first byte: fail fast (the caller answers 503). */
@@ -40,9 +49,13 @@ const CONSOLE_TIMEOUT_MS = 10_000;
 const SETTLE_ATTEMPTS = 4;
 const SETTLE_RETRY_MS = 500;
 
-/** The primary's side: delivers workers' commands to the ledger. */
-export function serveLedgerOverIpc(channel: PrimaryChannel, ledger: Ledger): void {
+/** The primary's side: delivers workers' commands to the ledger. `booksDir`: where its workers keep their books' files (worker-books.ts). */
+export function serveLedgerOverIpc(channel: PrimaryChannel, ledger: Ledger, booksDir: string, logger: Logger): void {
+  // A one-way command has nobody to answer: a failure (an organization that cannot be loaded while the store is away) is logged, never left to crash the primary.
+  const oneWay = (what: string, work: Promise<unknown>): void =>
+    void work.catch((err: Error) => logger.error({ err: err.message }, `ledger: a worker's ${what} could not be applied`));
   channel.on('ledger:reserve', (cmd: ReserveCommand) => ledger.reserve(cmd));
+  channel.on('ledger:allot', (cmd: AllotCommand) => ledger.allot(cmd));
   channel.on('ledger:settle', (cmd: SettleCommand) => ledger.settle(cmd));
   channel.on('ledger:release', (cmd: ReleaseCommand) => ledger.release(cmd));
   channel.on('ledger:credit', (cmd: CreditCommand) => ledger.credit(cmd));
@@ -51,7 +64,8 @@ export function serveLedgerOverIpc(channel: PrimaryChannel, ledger: Ledger): voi
   channel.on('ledger:sync', () => ledger.sync());
   channel.on('ledger:beat', (owner: string) => ledger.heartbeat(owner));
   channel.on('ledger:progress', (cmd: ProgressCommand) => void ledger.progress(cmd));
-  channel.on('ledger:retired', (cmd: RetiredCommand) => void ledger.retired(cmd));
+  channel.on('ledger:retired', (cmd: RetiredCommand) => oneWay('retirement', ledger.retired(cmd)));
+  channel.on('ledger:spent', (report: SpentReport) => oneWay('batch of settlements', ledger.spent(report)));
   ledger.recalls.recaller = (owner, id) => {
     const worker = channel.workers().find((w) => w.process.pid !== undefined && workerOwner(w.process.pid) === owner);
     if (worker === undefined) return false;
@@ -59,8 +73,11 @@ export function serveLedgerOverIpc(channel: PrimaryChannel, ledger: Ledger): voi
     return true;
   };
   // 'disconnect' comes after the last message the worker sent has been delivered (same pipe, in order).
+  // What its books' file holds that the actors never heard of is counted before its allotments go.
   cluster.on('disconnect', (worker) => {
-    if (worker.process.pid !== undefined) ledger.ownerGone(workerOwner(worker.process.pid));
+    const pid = worker.process.pid;
+    if (pid === undefined) return;
+    void ledger.writersGone(pid, readGoneWorker(booksDir, pid)).finally(() => ledger.ownerGone(workerOwner(pid)));
   });
 }
 
@@ -75,6 +92,11 @@ export interface IpcLedgerOptions {
   allotmentCalls: number;
   /** billing.flush_ms: above 0 a settlement is handed off (written to the pipe) rather than waited for. */
   flushMs: number;
+  /** billing.journal_max_lag_ms: past it, calls from allotments wait for this worker's books to reach the store. */
+  journalMaxLagMs: number;
+  /** Where this worker writes its settlements, and the directory of its books' file (the primary's BOOKS_DIR_ENV). */
+  store: LedgerStore;
+  booksDir: string;
   logger: Logger;
 }
 
@@ -85,6 +107,10 @@ export class IpcLedgerClient implements LedgerClient {
   private readonly allotments: Allotments;
   /** Handed-off settlements whose answer has not come yet: close() waits for them. */
   private readonly unanswered = new Set<Promise<void>>();
+  /** The calls this worker settles itself (those from its allotments): worker-books.ts. */
+  private readonly books: WorkerBooks;
+  /** New calls wait while the store is behind this worker's books, as the primary's journal makes them. */
+  private readonly booksGate: StoreGate;
 
   constructor(
     private readonly channel: WorkerChannel,
@@ -93,15 +119,44 @@ export class IpcLedgerClient implements LedgerClient {
     // A third of the lease: two heartbeats can be lost or late before holds go.
     this.beat = setInterval(() => channel.send('ledger:beat', this.owner), Math.max(10, Math.floor(options.holdLeaseMs / 3)));
     this.beat.unref();
-    this.allotments = new Allotments(this.owner, options.allotmentCalls, (cmd) => channel.send('ledger:retired', cmd));
+    this.books = new WorkerBooks({
+      store: options.store,
+      writer: `${process.pid}-${randomBytes(4).toString('hex')}`,
+      dir: options.booksDir,
+      flushMs: options.flushMs,
+      report: (report) => channel.send('ledger:spent', report),
+      logger: options.logger,
+    });
+    this.booksGate = new StoreGate(this.books, options.journalMaxLagMs, options.logger);
+    // What the allotment's calls spent reaches the actor before the retirement that voids the rest of it.
+    this.allotments = new Allotments(
+      this.owner,
+      options.allotmentCalls,
+      (cmd) => {
+        this.books.cut();
+        // Its streams become holds of their own at the actor, with the progress this worker kept of them.
+        for (const call of cmd.inFlight) {
+          const progress = this.books.lastProgress(call.requestId);
+          if (progress !== undefined) call.progress = progress;
+        }
+        channel.send('ledger:retired', cmd);
+      },
+      Date.now,
+      (cmd) => channel.request<Allotted | null>('ledger:allot', cmd, RESERVE_TIMEOUT_MS),
+    );
     channel.on('ledger:recall', (id: string) => this.allotments.recall(id));
   }
 
-  reserve(req: ReserveRequest): Promise<ReserveReply> {
+  async reserve(req: ReserveRequest): Promise<ReserveReply> {
+    if (this.booksGate.closed) await this.booksGate.wait(); // the store is behind this worker's books (store-gate.ts)
     return this.allotments.reserve(req, (cmd) => this.channel.request<ReserveReply>('ledger:reserve', cmd, RESERVE_TIMEOUT_MS));
   }
 
   settle(cmd: SettleCommand): Promise<void> {
+    const here = this.allotments.settleHere(cmd.usage.requestId);
+    // The row itself, not a copy: the books apply the actor's rules to it, so billing's row (the log line, the metrics) reads the final charge.
+    if (here !== null) return this.books.settle(cmd.usage, here.id, here.amount);
+    this.books.forget(cmd.usage.requestId); // its progress went to the actor with its allotment's retirement
     const answered = this.settleAnswered(cmd);
     if (this.options.flushMs === 0) return answered;
     const behind = answered.catch((err: Error) => this.settleAgain(cmd, err)).finally(() => this.unanswered.delete(behind));
@@ -132,11 +187,15 @@ export class IpcLedgerClient implements LedgerClient {
   }
 
   async release(cmd: ReleaseCommand): Promise<void> {
+    this.books.forget(cmd.requestId);
     await this.channel.request('ledger:release', this.allotments.release(cmd), RESERVE_TIMEOUT_MS);
     this.allotments.finish(cmd.requestId);
   }
 
   progress(cmd: ProgressCommand): void {
+    // A stream from an allotment keeps its progress here (worker-books.ts); any other tells the actor.
+    const here = this.allotments.progressHere(cmd.usage.requestId);
+    if (here !== null) return this.books.progress(cmd.usage, here.id, here.amount);
     this.channel.send('ledger:progress', this.allotments.progress(cmd));
   }
 
@@ -156,9 +215,15 @@ export class IpcLedgerClient implements LedgerClient {
     await this.channel.request('ledger:sync', undefined, CONSOLE_TIMEOUT_MS);
   }
 
+  /** Summed with the primary's into /metrics (the journal's gate counts there, each worker's books' gate here). */
+  gauges(): Record<string, number> {
+    return { ledger_store_behind_waits_total: this.booksGate.waits, ledger_store_behind_refusals_total: this.booksGate.refusals };
+  }
+
   async close(): Promise<void> {
     clearInterval(this.beat);
     await Promise.allSettled([...this.unanswered]);
     this.allotments.close();
+    await this.books.close();
   }
 }

@@ -8,6 +8,7 @@
 // Redis-streams one (src/ledger/redis/: organizations sharded over streams,
 // each shard owned by one instance's primary at a time, workers of every
 // instance sending to them), so several instances share one ledger.
+import cluster from 'node:cluster';
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { ChangeBus } from '../bus/bus.js';
@@ -15,6 +16,8 @@ import type { PrimaryChannel, WorkerChannel } from '../ipc/channel.js';
 import type { Config } from '../config/types.js';
 import type { Logger } from '../log/logger.js';
 import type { Pool } from '../store/pool.js';
+import { readLeftBooks } from './books-file.js';
+import { closeBooksDir, openBooksDir, writeGoneWriter } from './books-replay.js';
 import { IpcLedgerClient, serveLedgerOverIpc } from './embedded-host.js';
 import { Ledger, type LedgerSettings } from './ledger.js';
 import type { LedgerStats } from './stats.js';
@@ -65,52 +68,96 @@ export function ledgerSettings(config: Config): LedgerSettings {
 
 /** The environment variable that carries the instance id from the primary to its workers. */
 const INSTANCE_ENV = 'TOLLGATE_INSTANCE_ID';
+/** Where workers keep their books' files (worker-books.ts), on either host. */
+const BOOKS_DIR_ENV = 'TOLLGATE_BOOKS_DIR';
 
 /** In the cluster primary, before the workers are forked. */
 export async function startLedgerHost(config: Config, deps: LedgerHostDeps): Promise<LedgerHost> {
+  // The workers' books' files (books-replay.ts): the same directory at every start, so that what a crash of the whole host left is written now.
+  const booksDir = openBooksDir(config.data_dir);
+  const closeBooks = (): void => {
+    const { left } = closeBooksDir(booksDir);
+    if (left > 0) deps.logger.error({ dir: booksDir, files: left }, 'ledger: workers\' books left unwritten; written at the next start');
+  };
   if (config.redis_url !== null && config.database_url !== null) {
     const { RedisLedgerHost } = await import('./redis/host.js');
     // One id per instance: its consumer name, its lease values, the prefix of its workers' hold owners.
     const instanceId = `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
     const host = new RedisLedgerHost({
       url: config.redis_url,
-      keys: new RedisKeys(redisPrefix(config.database_url)),
+      keys: new RedisKeys(redisPrefix(config.database_url), config.redis_url),
       instanceId,
       pool: deps.pool,
       settings: ledgerSettings(config),
+      booksDir,
       bus: deps.bus,
       logger: deps.logger,
     });
-    return { kind: 'redis', workerEnv: { [INSTANCE_ENV]: instanceId }, ready: (timeoutMs) => host.ready(timeoutMs), stats: () => host.stats(), close: () => host.close() };
+    await host.leftAtStart();
+    cluster.on('exit', (worker) => {
+      if (worker.process.pid !== undefined) host.workerGone(worker.process.pid);
+    });
+    return {
+      kind: 'redis',
+      workerEnv: { [INSTANCE_ENV]: instanceId, [BOOKS_DIR_ENV]: booksDir },
+      ready: (timeoutMs) => host.ready(timeoutMs),
+      stats: () => host.stats(),
+      close: async () => {
+        await host.close();
+        closeBooks();
+      },
+    };
   }
-  const ledger = new Ledger(new PgLedgerStore(deps.pool), ledgerSettings(config), deps.logger);
-  serveLedgerOverIpc(deps.channel, ledger);
+  const store = new PgLedgerStore(deps.pool);
+  // Before any actor loads: the store then holds everything, and nobody counts a folded writer apart.
+  for (const f of readLeftBooks(booksDir)) {
+    const { calls } = await writeGoneWriter(store, f);
+    if (calls > 0) deps.logger.warn({ writer: f.writer, calls }, 'ledger: settlements a crash left in a worker\'s books written at start');
+  }
+  const ledger = new Ledger(store, ledgerSettings(config), deps.logger);
+  serveLedgerOverIpc(deps.channel, ledger, booksDir, deps.logger);
   // Whoever edits an organization row may say so on the bus ('orgs', its id): the actor reloads at once instead of at the next reconcile.
   deps.bus.subscribe('orgs', (orgId) => void ledger.refresh(orgId).catch(() => {}));
-  return { kind: 'embedded', workerEnv: {}, ready: async () => true, stats: () => ledger.stats(), close: () => ledger.close() };
+  const close = async (): Promise<void> => {
+    await ledger.close();
+    closeBooks();
+  };
+  return { kind: 'embedded', workerEnv: { [BOOKS_DIR_ENV]: booksDir }, ready: async () => true, stats: () => ledger.stats(), close };
 }
 
 /** In a worker: the client of whichever host the primary runs. */
-export async function connectLedger(config: Config, channel: WorkerChannel, logger: Logger): Promise<LedgerClient> {
+export async function connectLedger(config: Config, channel: WorkerChannel, pool: Pool, logger: Logger): Promise<LedgerClient> {
   if (config.redis_url !== null && config.database_url !== null) {
     const { RedisLedgerClient } = await import('./redis/client.js');
     const instanceId = process.env[INSTANCE_ENV] || `${hostname()}-${process.ppid}`;
     return new RedisLedgerClient({
       url: config.redis_url,
-      keys: new RedisKeys(redisPrefix(config.database_url)),
+      keys: new RedisKeys(redisPrefix(config.database_url), config.redis_url),
       owner: `${instanceId}/${process.pid}`,
       holdLeaseMs: config.billing.hold_lease_ms,
       holdMaxMs: config.billing.hold_max_ms,
       flushMs: config.billing.flush_ms,
       allotmentCalls: config.billing.allotment_calls,
       databaseUrl: config.database_url,
+      journalMaxLagMs: config.billing.journal_max_lag_ms,
+      booksDir: booksDirOfWorker(),
       logger,
     });
   }
+  const booksDir = booksDirOfWorker();
   return new IpcLedgerClient(channel, {
     holdLeaseMs: config.billing.hold_lease_ms,
     allotmentCalls: config.billing.allotment_calls,
     flushMs: config.billing.flush_ms,
+    journalMaxLagMs: config.billing.journal_max_lag_ms,
+    store: new PgLedgerStore(pool),
+    booksDir,
     logger,
   });
+}
+
+function booksDirOfWorker(): string {
+  const dir = process.env[BOOKS_DIR_ENV];
+  if (dir === undefined || dir === '') throw new Error(`${BOOKS_DIR_ENV} is not set: a worker is started by its primary`);
+  return dir;
 }

@@ -20,6 +20,7 @@ import type { Logger } from '../log/logger.js';
 import type { UsageRow } from './protocol.js';
 import type { Entry, WriteResult } from './records.js';
 import type { LedgerStore, SettledRow } from './store.js';
+import { LagWaiters } from './lag-waiters.js';
 
 /** Rows per statement: keeps one write's parameters and lock time bounded. */
 const MAX_BATCH = 2000;
@@ -40,16 +41,9 @@ interface Pending extends SettledRow {
 export type StoredCallback = (entry: Entry, result: WriteResult) => void;
 
 /** PostgreSQL refused the data itself (class 22 data exception, 23 integrity): retrying the same rows cannot help. */
-function isDataError(err: unknown): boolean {
+export function isDataError(err: unknown): boolean {
   const code = (err as { code?: unknown })?.code;
   return typeof code === 'string' && (code.startsWith('22') || code.startsWith('23'));
-}
-
-/** A reservation waiting for the journal to catch up (Ledger.reserve). */
-interface CatchUp {
-  maxLagMs: number;
-  resolve: (caughtUp: boolean) => void;
-  timer: NodeJS.Timeout;
 }
 
 export class Journal {
@@ -57,7 +51,7 @@ export class Journal {
   /** Rows in the write in flight, and when the oldest of them was queued. */
   private writing = 0;
   private writingSince = 0;
-  private catchUps: CatchUp[] = [];
+  private readonly catchUps = new LagWaiters((maxLagMs) => this.behind(maxLagMs));
   private timer: NodeJS.Timeout | null = null;
   private lock: Promise<unknown> = Promise.resolve();
   private retryMs = 0;
@@ -101,31 +95,7 @@ export class Journal {
    * backlog), or false when `waitMs` passes first.
    */
   caughtUp(maxLagMs: number, waitMs: number): Promise<boolean> {
-    if (!this.behind(maxLagMs)) return Promise.resolve(true);
-    return new Promise((resolve) => {
-      const waiter: CatchUp = {
-        maxLagMs,
-        resolve,
-        timer: setTimeout(() => {
-          this.catchUps = this.catchUps.filter((w) => w !== waiter);
-          resolve(false);
-        }, waitMs),
-      };
-      this.catchUps.push(waiter);
-    });
-  }
-
-  private wakeCaughtUp(): void {
-    if (this.catchUps.length === 0) return;
-    const still: CatchUp[] = [];
-    for (const w of this.catchUps) {
-      if (this.behind(w.maxLagMs)) still.push(w);
-      else {
-        clearTimeout(w.timer);
-        w.resolve(true);
-      }
-    }
-    this.catchUps = still;
+    return this.catchUps.wait(maxLagMs, waitMs);
   }
 
   /** Queues a usage row and its charge (the actor's chargeEntry(usage), or null); resolves once they are written (or dropped as unwritable). */
@@ -168,7 +138,7 @@ export class Journal {
       this.writingSince = take[0].at;
       const failed = await this.tryWrite(take); // never rejects
       this.writing = 0;
-      this.wakeCaughtUp();
+      this.catchUps.wake();
       if (failed !== null) {
         for (const p of failed.rest) p.sent = true;
         this.queue.unshift(...failed.rest);

@@ -6,7 +6,6 @@
 // Holds end when their owner's lease lapses (leases.ts says who holds what),
 // and never outlive billing.hold_max_ms, so a call that never settles cannot
 // keep money held while its worker lives on (expiry.ts says how they end).
-import { randomUUID } from 'node:crypto';
 import type { Logger } from '../log/logger.js';
 import { OrgActor } from './actor.js';
 import { Expiry } from './expiry.js';
@@ -16,9 +15,12 @@ import { Leases } from './leases.js';
 import { Recalls } from './recalls.js';
 import { holdTotals, type LedgerStats } from './stats.js';
 import { StoreGate } from './store-gate.js';
-import type { AccountView, CreditCommand, CreditReply, LedgerCore, ReleaseCommand, ProgressCommand, ReserveCommand, ReserveReply, RetiredCommand, SettleCommand } from './protocol.js';
-import type { Entry, HoldRecord } from './records.js';
-import { isCheckViolation, type LedgerStore } from './store.js';
+import type { AllotCommand, Allotted, AccountView, CreditCommand, CreditReply, LedgerCore, ReleaseCommand, ProgressCommand, ReserveCommand, ReserveReply, RetiredCommand, SettleCommand, SpentReport, FoldedCommand } from './protocol.js';
+import type { Unwritten } from './books-file.js';
+import { WorkerReports } from './worker-reports.js';
+import { applyCredit } from './credit.js';
+import type { HoldRecord } from './records.js';
+import type { LedgerStore } from './store.js';
 
 export interface LedgerSettings {
   flushMs: number;
@@ -66,6 +68,8 @@ export class Ledger implements LedgerCore {
   onHoldExpired: ((hold: HoldRecord) => void) | null = null;
   /** Allotments asked back from their workers (the host sets how: `recalls.recaller`). */
   readonly recalls = new Recalls();
+  /** What workers settle themselves and tell here per batch (worker-reports.ts). */
+  private readonly workers: WorkerReports;
 
   constructor(
     private readonly store: LedgerStore,
@@ -84,6 +88,15 @@ export class Ledger implements LedgerCore {
     this.sweeper.unref();
     this.reconciler = setInterval(() => void this.reconcile().catch(() => {}), RECONCILE_MS);
     this.reconciler.unref();
+    this.workers = new WorkerReports({
+      store,
+      logger,
+      clock,
+      active: (orgId) => this.actors.get(orgId),
+      activate: (orgId) => this.activate(orgId),
+      actors: () => this.actors.values(),
+      exclusive: (fn) => this.journal.exclusive(fn),
+    });
   }
 
   async reserve(cmd: ReserveCommand): Promise<ReserveReply> {
@@ -91,12 +104,26 @@ export class Ledger implements LedgerCore {
     const actor = this.actors.get(cmd.orgId) ?? (await this.activate(cmd.orgId));
     if (actor === null) return { ok: false, code: 'unknown_organization' };
     let reply = this.hold(actor, cmd);
-    if (!reply.ok && (reply.code === 'rate_limited' || reply.code === 'insufficient_funds') && actor.allotments.open > 0) {
+    // A key's own quota is not what allotments hold: only the organization's refusals wait for them.
+    const funds = !reply.ok && reply.code === 'insufficient_funds';
+    if ((funds || (!reply.ok && reply.code === 'rate_limited' && reply.scope !== 'key')) && actor.allotments.open > 0) {
       // What workers hold in allotments may be what this call lacks: a refusal counts only once they are back.
-      await this.recalls.all(actor);
-      reply = this.hold(actor, cmd, reply.code === 'insufficient_funds');
+      await this.recalls.all(actor, this.clock());
+      reply = this.hold(actor, cmd, funds);
     }
     return reply;
+  }
+
+  /** A worker tops up its allotment before it runs dry (AllotCommand): what was granted, or null (nothing, and no call refused for it). */
+  async allot(cmd: AllotCommand): Promise<Allotted | null> {
+    if (this.storeGate.closed) return null; // the store is behind: new money goes out call by call, through the gate
+    const actor = this.actors.get(cmd.orgId) ?? (await this.activate(cmd.orgId));
+    if (actor === null) return null;
+    const now = this.clock();
+    this.leases.beat(cmd.owner, now);
+    const allotted = actor.allotments.topUp(cmd, now);
+    if (allotted !== null) this.leases.add(actor.allotments.get(cmd.allot.id)!, now);
+    return allotted;
   }
 
   private hold(actor: OrgActor, cmd: ReserveCommand, admitted = false): ReserveReply {
@@ -125,10 +152,11 @@ export class Ledger implements LedgerCore {
       for (const call of cmd.inFlight) {
         const hold = actor.allotments.carve(cmd.id, call.requestId, call.amount, call.startedAt);
         if (hold === null) continue;
+        if (call.progress !== undefined) actor.progress(call.progress);
         this.leases.add(hold, now);
         carved.push(hold);
       }
-      const allotment = actor.allotments.retire(cmd.id, cmd.unused, now);
+      const allotment = actor.allotments.retire(cmd.id, cmd.unused, now, cmd.pendingAsk);
       if (allotment !== null) this.leases.drop(allotment);
     }
     this.recalls.gone(cmd.id);
@@ -161,6 +189,21 @@ export class Ledger implements LedgerCore {
     if (this.settings.flushMs === 0) await capped(written, DURABLE_WAIT_MAX_MS);
   }
 
+  /** A worker's batch of calls it settled itself (worker-reports.ts). */
+  spent(report: SpentReport): Promise<void> {
+    return this.workers.spent(report);
+  }
+
+  /** A gone writer's parts were folded into these organizations' rows by another process (the Redis host: redis/gone-writers.ts): counted once again. */
+  async folded(cmd: FoldedCommand): Promise<void> {
+    await Promise.all(this.workers.folded(cmd).map((orgId) => this.refresh(orgId)));
+  }
+
+  /** Worker `pid` is gone: what its books' file holds is counted (resolves then) and written (worker-reports.ts). */
+  writersGone(pid: number, found: Unwritten[]): Promise<void> {
+    return this.workers.writersGone(pid, found);
+  }
+
   /** A stream's progress, kept on its hold; the hold (null if not open here) so a host can mirror it. */
   progress(cmd: ProgressCommand): HoldRecord | null {
     const actor = this.actors.get(cmd.usage.orgId);
@@ -182,35 +225,7 @@ export class Ledger implements LedgerCore {
   async credit(cmd: CreditCommand): Promise<CreditReply> {
     const actor = this.actors.get(cmd.orgId) ?? (await this.activate(cmd.orgId));
     if (actor === null) return { ok: false, code: 'unknown_organization' };
-    const id = `credit:${cmd.orgId}:${cmd.key ?? randomUUID()}`;
-    try {
-      // Under the journal's lock: no charge write is in flight, so a reload here sees a settled store.
-      return await this.journal.exclusive(async () => {
-        const now = this.clock();
-        const entries: Entry[] = actor.creditEntries(id, cmd.amount, cmd.target, cmd.expiresAt, cmd.note, now);
-        if (actor.exceedsLimit(entries)) return { ok: false, code: 'money_limit' };
-        let prior;
-        try {
-          prior = await this.store.writeCredit(entries);
-        } catch (err) {
-          // The store's CHECK (migration 005) saw a balance past the maximum that memory did not: nothing was written.
-          if (!isCheckViolation(err)) throw err;
-          await this.reload(actor);
-          return { ok: false, code: 'money_limit' };
-        }
-        if (prior === null) {
-          actor.credited(entries);
-          return { ok: true, entryId: id, replayed: false, account: actor.view(now) };
-        }
-        // A replay, or our own earlier attempt whose answer was lost: memory takes the store's word.
-        await this.reload(actor);
-        return { ok: true, entryId: id, replayed: true, amount: prior.amount, target: prior.funding, account: actor.view(now) };
-      });
-    } catch (err) {
-      // The write may have committed without telling us: reload once the store answers again.
-      void this.refresh(cmd.orgId).catch(() => {});
-      throw err;
-    }
+    return applyCredit(actor, cmd, { store: this.store, journal: this.journal, clock: this.clock, reload: (a) => this.reload(a), refresh: (orgId) => this.refresh(orgId) });
   }
 
   /**
@@ -223,7 +238,7 @@ export class Ledger implements LedgerCore {
     const actor = this.actors.get(orgId) ?? (await this.activate(orgId));
     if (actor === null) return null;
     actor.allotments.freeze(this.clock());
-    if (actor.allotments.open > 0) await this.recalls.all(actor);
+    if (actor.allotments.open > 0) await this.recalls.all(actor, this.clock());
     return actor.view(this.clock());
   }
 
@@ -311,9 +326,10 @@ export class Ledger implements LedgerCore {
       ...holdTotals(this.actors.values(), this.clock()),
       backlog: this.journal.backlog,
       flushLagMs: this.journal.lagMs(this.clock()),
-      overdraftMicros: this.overdraftMicros,
-      overdraftSettlements: this.overdraftSettlements,
+      overdraftMicros: this.overdraftMicros + this.workers.overdraftMicros,
+      overdraftSettlements: this.overdraftSettlements + this.workers.overdraftSettlements,
       progressSettled: this.expiry.progressSettled,
+      workerSettled: this.workers.settled,
       storeWaits: this.storeGate.waits,
       storeRefusals: this.storeGate.refusals,
       storeCopyWrites: this.store.writePaths?.copy ?? 0,
@@ -325,6 +341,7 @@ export class Ledger implements LedgerCore {
   async close(): Promise<void> {
     clearInterval(this.sweeper);
     clearInterval(this.reconciler);
+    await this.workers.close();
     await this.journal.close();
   }
 

@@ -13,6 +13,15 @@ export interface ReserveRequest {
   amount: number;
   /** What the worker would like allotted besides this call (allotments.ts). */
   allot?: AllotmentWant;
+  /** The call's key has a request quota of its own (key-quotas.ts): such a call is never reserved from an allotment. */
+  keyQuota?: KeyQuota;
+}
+
+/** A key's own request quota, as a reservation carries it. */
+export interface KeyQuota {
+  keyId: string;
+  /** Calls per sliding minute, a whole number ≥ 1. */
+  perMinute: number;
 }
 
 /**
@@ -30,6 +39,22 @@ export interface AllotmentWant {
   slots: number;
   /** Admissions of an earlier second the worker never used: they leave the quota's windows. */
   refund: { second: number; slots: number } | null;
+  /** The worker's count of its asks for this allotment: a retirement names the one it saw no answer to (RetiredCommand.pendingAsk). */
+  ask?: number;
+}
+
+/**
+ * An ask for more allotment with no call of its own: a worker tops up an
+ * allotment that is running low before it runs dry (allotments.ts), so its
+ * calls keep being reserved there. `amount`: the bound of the call that
+ * prompted it (a grant below it is none). Answered with what was granted, or null.
+ */
+export interface AllotCommand {
+  orgId: string;
+  funding: Funding;
+  owner: string;
+  amount: number;
+  allot: AllotmentWant;
 }
 
 /** What the actor granted: `slots` admissions for wall-clock second `second` (ms since epoch ÷ 1000). */
@@ -44,7 +69,15 @@ export interface RetiredCommand {
   orgId: string;
   id: string;
   unused: { second: number; slots: number };
-  inFlight: Array<{ requestId: string; amount: number; startedAt: number }>;
+  /** With the last progress of a stream among them (kept in the worker's books until now: worker-books.ts). */
+  inFlight: Array<{ requestId: string; amount: number; startedAt: number; progress?: UsageRow }>;
+  /**
+   * An ask for this allotment (AllotmentWant.ask) the worker sent and saw no
+   * answer to (still on its way, or timed out): what the actor granted it
+   * goes back with the allotment, its admissions too, and the worker ignores
+   * the answer should it come.
+   */
+  pendingAsk?: number;
 }
 
 export interface ReserveCommand extends ReserveRequest {
@@ -56,7 +89,8 @@ export type QuotaWindow = 'per_second' | 'per_minute';
 
 export type ReserveReply =
   | { ok: true; allotted?: Allotted }
-  | { ok: false; code: 'rate_limited'; retryAfterSeconds: number; window: QuotaWindow; limit: number }
+  /** `scope` 'key': the key's own quota refused (ReserveRequest.keyQuota), else the organization's. */
+  | { ok: false; code: 'rate_limited'; retryAfterSeconds: number; window: QuotaWindow; limit: number; scope?: 'key' }
   | { ok: false; code: 'insufficient_funds'; funding: Funding; required: number; available: number; packageExpiredAt: string | null }
   | { ok: false; code: 'unknown_organization' }
   /** The request id was already settled or released: a reservation cannot reopen it. */
@@ -109,6 +143,38 @@ export interface ProgressCommand {
   usage: UsageRow;
   /** The call was reserved from this allotment in its worker (what it took, and when): its first progress makes it a hold of its own. */
   allotment?: { id: string; amount: number; startedAt: number };
+}
+
+/**
+ * What a worker's calls served from its allotments spent, told once per
+ * batch (worker-books.ts), not per call: the worker settled them itself and
+ * writes their usage rows and charges to the store as batch `seq` of writer
+ * `writer`. The actor moves each allotment's hold down by what its calls
+ * took and the money by what they were charged.
+ */
+export interface SpentReport {
+  writer: string;
+  seq: number;
+  spends: Spend[];
+}
+
+/** A gone writer's parts of the balances were folded into these organizations' rows (the Redis host: told to their shards' owners). */
+export interface FoldedCommand {
+  writer: string;
+  orgIds: string[];
+}
+
+export interface Spend {
+  orgId: string;
+  funding: Funding;
+  allotment: string;
+  /** What the calls took from the allotment when they were reserved. */
+  taken: number;
+  /** What they were charged, overdraft included. */
+  charged: number;
+  /** The part of `charged` above what the calls took. */
+  overdraft: number;
+  calls: number;
 }
 
 export interface ReleaseCommand {
@@ -172,6 +238,8 @@ export interface LedgerClient {
   /** Everything settled so far is in the store when this resolves. */
   sync(): Promise<void>;
   close(): Promise<void>;
+  /** Series this client counts in its own process, summed with the primary's into /metrics (registry.ts SERIES names). */
+  gauges?(): Record<string, number>;
 }
 
 /** The actors' side: what a host's transport delivers commands to. */

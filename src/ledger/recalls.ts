@@ -12,12 +12,12 @@ export class Recalls {
    * message to that worker, which answers with a RetiredCommand). False when
    * the owner cannot be reached. Null: no host grants allotments.
    */
-  recaller: ((owner: string, id: string) => boolean) | null = null;
+  recaller: ((owner: string, id: string, orgId: string) => boolean) | null = null;
   /** Allotments recalled and not yet retired, by id. */
-  private readonly waiting = new Map<string, { done: Promise<void>; resolve: () => void }>();
+  private readonly waiting = new Map<string, { done: Promise<void>; resolve: () => void; sentAt: number }>();
 
   /** Recalls every open allotment of the organization; resolves once all are retired, or after RECALL_WAIT_MS. */
-  all(actor: OrgActor): Promise<void> {
+  all(actor: OrgActor, now = Date.now()): Promise<void> {
     if (actor.allotments.open === 0 || this.recaller === null) return Promise.resolve();
     const waits: Promise<void>[] = [];
     for (const hold of actor.holds.values()) {
@@ -26,9 +26,14 @@ export class Recalls {
       if (recall === undefined) {
         let resolve!: () => void;
         const done = new Promise<void>((r) => (resolve = r));
-        recall = { done, resolve };
+        recall = { done, resolve, sentAt: now };
         this.waiting.set(hold.requestId, recall);
-        if (!this.recaller(hold.owner, hold.requestId)) this.gone(hold.requestId);
+        if (!this.recaller(hold.owner, hold.requestId, hold.orgId)) this.gone(hold.requestId);
+      } else if (now - recall.sentAt >= RECALL_WAIT_MS) {
+        // Unanswered past the wait: the recall (a pub/sub message while Redis was away) may be lost; ask again,
+        // rather than have every later refusal and account view wait RECALL_WAIT_MS for it.
+        recall.sentAt = now;
+        if (!this.recaller(hold.owner, hold.requestId, hold.orgId)) this.gone(hold.requestId);
       }
       waits.push(recall.done);
     }

@@ -21,6 +21,8 @@ export interface HoldRecord {
   readonly carved?: true;
   /** The last progress its stream reported: what it settles on if its owner dies (ProgressCommand). */
   progress?: UsageRow;
+  /** An allotment's last grant of admissions and the ask it answered (in memory only, as the quota it was counted in). */
+  lastGrant?: { ask: number; second: number; slots: number };
 }
 
 /** A movement of money, as the journal stores it. Charges are negative. */
@@ -44,6 +46,8 @@ export interface AccountRow {
   quotaPerMinute: number | null;
   /** Which of the entries asked about the journal held when this row was read (its balance counts them). */
   journaled?: ReadonlySet<string>;
+  /** Each writer's last batch the balance counts (its parts' seq, migration 008): worker-books.ts. */
+  writerSeqs?: ReadonlyMap<string, number>;
 }
 
 /** What the store said of one charge the actor applied: written by this write, already there (another writer's), or refused. */
@@ -66,4 +70,16 @@ export function chargeEntry(usage: UsageRow): Entry {
     expiresAt: null,
     note: null,
   };
+}
+
+/**
+ * A settlement's charge against what its call held (OrgActor.settle, and a
+ * worker's own books): the whole charge, even above the hold (the part above
+ * is the row's overdraft); one that is not a whole number of micros is a
+ * fault upstream, so it takes what was held, never NaN or a fraction.
+ */
+export function chargeAgainst(usage: UsageRow, held: number): void {
+  const charged = Number.isSafeInteger(usage.chargedMicros) ? usage.chargedMicros : held;
+  usage.chargedMicros = Math.max(0, charged);
+  usage.overdraftMicros = Math.max(0, usage.chargedMicros - held);
 }

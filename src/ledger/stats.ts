@@ -17,6 +17,8 @@ export interface LedgerStats {
   overdraftSettlements: number;
   /** Holds settled on their stream's last progress after their owner went silent, since start. */
   progressSettled: number;
+  /** Calls settled in their own workers (worker-books.ts) and told here per batch, since start. */
+  workerSettled: number;
   /** Age of the oldest open hold (ms); 0 when none. Never above billing.hold_max_ms. */
   oldestHoldMs: number;
   /** Workers' open allotments (allotments.ts), apart from openHolds; their money is in heldMicros. */

@@ -4,9 +4,17 @@
 // reservation waits while the oldest settlement not yet written is older than
 // billing.journal_max_lag_ms, and is refused if the store has not caught up
 // within STORE_BEHIND_WAIT_MS. Settlements are never held back: their money
-// is already spent. Used by Ledger.reserve, so both hosts apply it.
+// is already spent. Used by Ledger.reserve, so both hosts apply it, and by an
+// embedded host's worker for its own books (worker-books.ts).
 import type { Logger } from '../log/logger.js';
-import type { Journal } from './journal.js';
+
+/** A writer of settlements to the store: the primary's journal, or a worker's books. */
+export interface SettlementWriter {
+  readonly backlog: number;
+  lagMs(now: number): number;
+  behind(maxLagMs: number): boolean;
+  caughtUp(maxLagMs: number, waitMs: number): Promise<boolean>;
+}
 
 /**
  * How long a reservation waits for a journal that is behind before it is
@@ -24,7 +32,7 @@ export class StoreGate {
   private loggedAt = -Infinity;
 
   constructor(
-    private readonly journal: Journal,
+    private readonly journal: SettlementWriter,
     private readonly maxLagMs: number,
     private readonly logger: Logger,
   ) {}

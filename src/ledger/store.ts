@@ -52,6 +52,10 @@ export interface LedgerStore {
   writeBatch(rows: readonly SettledRow[], firstAttempt?: boolean): Promise<Set<string>>;
   /** A credit (its last entry) with any forfeit before it; null when written, or what the earlier credit of the same id was. */
   writeCredit(entries: Entry[]): Promise<StoredCredit | null>;
+  /** A worker's batch (worker-books.ts), added to its own parts of the balances; idempotent. */
+  writeWriterBatch(rows: readonly SettledRow[], writer: string, seq: number, firstAttempt: boolean): Promise<void>;
+  /** A gone writer's parts join the organizations' rows; resolves with those organizations' ids. */
+  foldWriter(writer: string): Promise<string[]>;
   /** Batches written since start, by path: COPY (first attempts), or the statement (retries, and first attempts that met a stored row). */
   readonly writePaths?: { copy: number; statement: number };
 }
@@ -87,8 +91,7 @@ const INSERT_ENTRIES = `
 // from those that carry a writer tag the charge entries (records.ts
 // chargeEntry), instead of a second document repeating their ids, amounts and
 // organizations (measured: docs/performance.md, "The journal's write by COPY").
-const WRITE_BATCH = `
-WITH r AS MATERIALIZED (
+const BATCH_ROWS = `r AS MATERIALIZED (
   SELECT * FROM json_to_recordset($1::json) AS t("requestId" text, "orgId" uuid, "keyId" text, "modelId" text, supplier text,
     surface text, funding text, "inputTokens" bigint, "cachedInputTokens" bigint, "outputTokens" bigint, "imageUnits" bigint,
     "reservedMicros" bigint, "chargedMicros" bigint, outcome text, "meteredSource" text, "holdExpired" bool, "ttfbMs" int,
@@ -108,7 +111,9 @@ WITH r AS MATERIALIZED (
     to_timestamp("finishedAt" / 1000.0), "overdraftMicros"
   FROM r
   ON CONFLICT (request_id) DO NOTHING
-), ${applyEntries('')}
+)`;
+const WRITE_BATCH = `
+WITH ${BATCH_ROWS}, ${applyEntries('')}
 SELECT id FROM e
 UNION ALL
 -- Other sub-statements do not see the rows e inserts: these are earlier attempts of this very write. $2 false (a
@@ -127,6 +132,37 @@ const APPLY_CHARGES = `
 UPDATE organizations SET balance_micros = balance_micros + v.b, package_micros = package_micros + v.p
 FROM unnest($1::uuid[], $2::bigint[], $3::bigint[]) AS v(id, b, p) WHERE organizations.id = v.id`;
 const UNIQUE_VIOLATION = '23505';
+
+// A worker's batch (writeWriterBatch) moves its own parts of the balances
+// (migration 008), not the organizations' rows, and stamps each part it
+// touches with the batch's seq, whether this attempt inserted anything or an
+// earlier one did: the actor reads seq to know the batch is counted.
+const ADD_TO_PARTS = `
+INSERT INTO organization_balance_parts (org_id, writer, balance_micros, package_micros, seq)
+SELECT v.id, $4, v.b, v.p, $5 FROM unnest($1::uuid[], $2::bigint[], $3::bigint[]) AS v(id, b, p)
+ON CONFLICT (org_id, writer) DO UPDATE SET
+  balance_micros = organization_balance_parts.balance_micros + excluded.balance_micros,
+  package_micros = organization_balance_parts.package_micros + excluded.package_micros,
+  seq = greatest(organization_balance_parts.seq, excluded.seq)`;
+const WRITE_WRITER_BATCH = `
+WITH ${BATCH_ROWS}, d AS (
+  SELECT o.org_id,
+         coalesce(sum(e.amount_micros) FILTER (WHERE e.funding = 'balance'), 0)::bigint AS b,
+         coalesce(sum(e.amount_micros) FILTER (WHERE e.funding = 'package'), 0)::bigint AS p
+  FROM (SELECT DISTINCT "orgId" AS org_id FROM r) o LEFT JOIN e ON e.org_id = o.org_id GROUP BY o.org_id
+)
+INSERT INTO organization_balance_parts (org_id, writer, balance_micros, package_micros, seq)
+SELECT d.org_id, $2, d.b, d.p, $3 FROM d
+ON CONFLICT (org_id, writer) DO UPDATE SET
+  balance_micros = organization_balance_parts.balance_micros + excluded.balance_micros,
+  package_micros = organization_balance_parts.package_micros + excluded.package_micros,
+  seq = greatest(organization_balance_parts.seq, excluded.seq)`;
+// A writer that is gone and whose batches are all written: its parts join the organizations' rows.
+const FOLD_WRITER = `
+WITH p AS (DELETE FROM organization_balance_parts WHERE writer = $1 RETURNING org_id, balance_micros, package_micros)
+UPDATE organizations o SET balance_micros = o.balance_micros + p.balance_micros, package_micros = o.package_micros + p.package_micros
+FROM p WHERE o.id = p.org_id
+RETURNING o.id`;
 
 // A package credit may set the expiry; it moves only if the credit was inserted.
 const WRITE_CREDIT = `
@@ -170,6 +206,8 @@ export function pgJson(value: unknown): string {
   return text.includes('\\ud') || text.includes('\\uD') ? JSON.stringify(value, wellFormed) : text;
 }
 
+const EMPTY_SEQS: ReadonlyMap<string, number> = new Map();
+
 export class PgLedgerStore implements LedgerStore {
   constructor(private readonly pool: Pool) {}
 
@@ -182,15 +220,20 @@ export class PgLedgerStore implements LedgerStore {
     // One statement, so one snapshot: the balance and the entries it counts.
     const { rows } = await this.pool.query(
       `SELECT o.id, o.balance_micros, o.package_micros, o.package_expires_at, o.quota_per_second, o.quota_per_minute,
-              (SELECT array_agg(e.id) FROM ledger_entries e WHERE e.id = ANY($2::text[]) AND e.org_id = o.id) AS journaled
+              (SELECT array_agg(e.id) FROM ledger_entries e WHERE e.id = ANY($2::text[]) AND e.org_id = o.id) AS journaled,
+              (SELECT json_build_object('b', sum(p.balance_micros)::text, 'p', sum(p.package_micros)::text, 'seqs', json_object_agg(p.writer, p.seq))
+                 FROM organization_balance_parts p WHERE p.org_id = o.id) AS parts
        FROM organizations o WHERE o.id = ANY($1::uuid[])`,
       [orgIds, entryIds],
     );
     const out = new Map<string, AccountRow>();
     for (const r of rows) {
+      // No part: the aggregate's one row has nulls.
+      const parts = r.parts?.seqs == null ? null : (r.parts as { b: string; p: string; seqs: Record<string, number> });
       out.set(r.id, {
-        balance: Number(r.balance_micros),
-        package: Number(r.package_micros),
+        balance: Number(r.balance_micros) + (parts === null ? 0 : Number(parts.b)),
+        package: Number(r.package_micros) + (parts === null ? 0 : Number(parts.p)),
+        writerSeqs: parts === null ? EMPTY_SEQS : new Map(Object.entries(parts.seqs).map(([w, seq]) => [w, Number(seq)])),
         packageExpiresAt: r.package_expires_at === null ? null : new Date(r.package_expires_at).getTime(),
         quotaPerSecond: r.quota_per_second,
         quotaPerMinute: r.quota_per_minute,
@@ -221,7 +264,7 @@ export class PgLedgerStore implements LedgerStore {
   }
 
   /** A first attempt: every row and entry is new, so all of its entries are stored by it, or none (it throws). */
-  private async copyBatch(rows: readonly SettledRow[]): Promise<Set<string>> {
+  private async copyBatch(rows: readonly SettledRow[], parts: { writer: string; seq: number } | null = null): Promise<Set<string>> {
     let usage = '';
     let entries = '';
     const stored = new Set<string>();
@@ -240,11 +283,42 @@ export class PgLedgerStore implements LedgerStore {
     }
     await inTransaction(this.pool, async (client) => {
       await copyIn(client, COPY_BATCH, [Buffer.from(usage, 'utf8'), Buffer.from(entries, 'utf8')]);
+      if (parts !== null) for (const { usage: u } of rows) if (!moved.has(u.orgId)) moved.set(u.orgId, [0n, 0n]); // every part the batch touches gets its seq
       if (moved.size === 0) return;
       const ids = [...moved.keys()];
-      await client.query(APPLY_CHARGES, [ids, ids.map((o) => String(moved.get(o)![0])), ids.map((o) => String(moved.get(o)![1]))]);
+      const sums = [ids, ids.map((o) => String(moved.get(o)![0])), ids.map((o) => String(moved.get(o)![1]))];
+      if (parts === null) await client.query(APPLY_CHARGES, sums);
+      else await client.query(ADD_TO_PARTS, [...sums, parts.writer, parts.seq]);
     });
     return stored;
+  }
+
+  /**
+   * A worker's batch (worker-books.ts): its usage rows and charges, added to
+   * the writer's parts of the balances, each part stamped with `seq`.
+   * Idempotent: a retry (`firstAttempt` false), or a first attempt that met
+   * a row already stored, skips what is there, so a batch written twice (a
+   * lost answer, a replay after the worker died) counts once.
+   */
+  async writeWriterBatch(rows: readonly SettledRow[], writer: string, seq: number, firstAttempt: boolean): Promise<void> {
+    if (rows.length === 0) return;
+    if (firstAttempt) {
+      try {
+        await this.copyBatch(rows, { writer, seq });
+        this.writePaths.copy++;
+        return;
+      } catch (err) {
+        if ((err as { code?: unknown }).code !== UNIQUE_VIOLATION) throw err;
+      }
+    }
+    await this.pool.query({ name: 'ledger_write_writer_batch', text: WRITE_WRITER_BATCH, values: [pgJson(rows.map(batchRow)), writer, seq] });
+    this.writePaths.statement++;
+  }
+
+  /** The writer's parts join the organizations' rows (it is gone, its batches all written); the sums read stay the same. */
+  async foldWriter(writer: string): Promise<string[]> {
+    const { rows } = await this.pool.query<{ id: string }>(FOLD_WRITER, [writer]);
+    return rows.map((r) => r.id);
   }
 
   async writeCredit(entries: Entry[]): Promise<StoredCredit | null> {

@@ -52,21 +52,27 @@ export class LineWriter {
       this.dropped = 0;
     }
     if (this.pending.length > 0) {
-      const data = Buffer.from(this.pending, 'utf8');
+      const text = this.pending;
       this.pending = '';
-      this.send(data);
+      this.send(text);
     }
     if (!this.waiting) this.settled();
   };
 
-  private send(data: Buffer): void {
+  /**
+   * The string itself goes to write(2): Node encodes it into memory of its
+   * own, outside the JavaScript heap, where a Buffer.from per turn was an
+   * allocation the garbage collector then had to reclaim. A Buffer is made
+   * only for what a full destination did not take.
+   */
+  private send(text: string): void {
     let written = 0;
     try {
-      written = writeSync(this.fd, data);
+      written = writeSync(this.fd, text);
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EAGAIN') return this.fail(err as Error);
     }
-    if (written < data.length) this.sendLater(data.subarray(written));
+    if (written < Buffer.byteLength(text, 'utf8')) this.sendLater(Buffer.from(text, 'utf8').subarray(written));
   }
 
   private sendLater(data: Buffer): void {

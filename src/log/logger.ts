@@ -2,11 +2,12 @@
 // timings, ids. Never a key, a header value, a prompt, an answer or a body.
 import { pino, type Logger } from 'pino';
 import { LineWriter } from './line-writer.js';
+import { markPlain } from './request-line.js';
 
 export type { Logger };
 
 export function createLogger(level: string, role: string): Logger {
-  return pino(
+  const logger = pino(
     {
       level,
       base: { pid: process.pid, role },
@@ -15,6 +16,9 @@ export function createLogger(level: string, role: string): Logger {
     },
     new LineWriter(1),
   );
+  // Its lines' format is pino's default, which request-line.ts writes too for the request line.
+  markPlain(logger);
+  return logger;
 }
 
 /** Writes what this turn has queued before exit, so the last lines are not lost. */

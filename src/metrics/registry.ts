@@ -42,16 +42,32 @@ const SERIES: Record<string, [type: 'gauge' | 'counter' | 'summary', help: strin
   ledger_store_statement_writes_total: ['counter', 'Journal batches written by the statement: retries, and first attempts that met a row already stored.'],
   ledger_expired_holds_total: ['counter', 'Holds released by their lease or maximum age without a settlement.'],
   ledger_progress_settlements_total: ['counter', 'Holds settled on their stream\'s last progress after their owner died (outcome interrupted).'],
+  ledger_worker_settlements_total: ['counter', 'Calls settled in their own HTTP worker from its allotments, told to the ledger per batch.'],
   ledger_shards_owned: ['gauge', 'Redis ledger: shards this instance owns now.'],
   ledger_shard_acquisitions_total: ['counter', 'Redis ledger: shards this instance acquired.'],
   ledger_shard_takeovers_total: ['counter', 'Redis ledger: shards acquired that another instance had owned last.'],
   ledger_shards_lost_total: ['counter', 'Redis ledger: shards whose lease this instance lost (a stall, another owner).'],
+  usage_calls: ['counter', 'Settled calls (usage rows delivered to the ledger), by model, surface and outcome.'],
+  usage_input_tokens: ['counter', 'Input tokens charged (cached ones included), by model, surface and outcome: the usage rows\' input_tokens.'],
+  usage_cached_input_tokens: ['counter', 'The part of the input tokens served from the supplier\'s cache, by model, surface and outcome.'],
+  usage_output_tokens: ['counter', 'Output tokens charged, by model, surface and outcome.'],
+  usage_image_units: ['counter', 'Image units charged, by model, surface and outcome.'],
+  usage_charged_micros: ['counter', 'Money charged, in micros (the usage rows\' charged_micros), by model, surface and outcome.'],
+  billing_reserved_micros: ['counter', 'Money held by admitted reservations, in micros, by surface.'],
+  billing_refused_micros: ['counter', 'Money that reservations refused for funds (402) asked for, in micros, by surface.'],
+  billing_funds_refusals: ['counter', 'Reservations refused for funds (402), by surface.'],
   supplier_circuit_open: ['gauge', 'Workers of this instance whose circuit for this supplier is open now.'],
   event_loop_delay_seconds: ['summary', 'Event-loop delay of each process since the previous scrape.'],
+  event_loop_window_delay_seconds: ['summary', 'Event-loop delay of each HTTP worker over the last complete minute (metrics/event-loop.ts): p99 and maximum, the longest task.'],
 };
 
 /** One histogram per process, sampled by Node itself (no timer of ours), read and reset at each snapshot. */
 let loopDelay: IntervalHistogram | null = null;
+
+/** A labelled counter's value (Metrics.seriesCell). */
+export interface SeriesCell {
+  value: number;
+}
 
 export class Metrics {
   private readonly requests = new Map<string, number>();
@@ -59,6 +75,8 @@ export class Metrics {
   private readonly supplierErrors = new Map<string, number>();
   private readonly counters = new Map<string, number>();
   private readonly refusals = new Map<string, number>();
+  /** Labelled counters (series → its cell), e.g. usage_output_tokens{model="…",…}: rendered with the gauges, typed by SERIES. */
+  private readonly series = new Map<string, SeriesCell>();
   private readonly gaugeSources: Array<() => Record<string, number>> = [];
 
   constructor(private readonly role = 'worker') {
@@ -76,6 +94,26 @@ export class Metrics {
   /** A plain counter, rendered as tollgate_<name>_total. */
   count(name: string, n = 1): void {
     this.counters.set(name, (this.counters.get(name) ?? 0) + n);
+  }
+
+  /**
+   * A labelled counter: `series` is the name without the tollgate_ prefix and
+   * with its labels, and must be listed in SERIES. Labels come from bounded
+   * sets only (catalog models, surfaces, outcomes): never keys or organizations.
+   */
+  countSeries(series: string, n: number): void {
+    this.seriesCell(series).value += n;
+  }
+
+  /**
+   * The cell of a labelled counter (same rules as countSeries), for a caller
+   * that counts it on every call: it keeps the cell per label set, so a count
+   * is one addition, with no series name built, hashed or looked up.
+   */
+  seriesCell(series: string): SeriesCell {
+    let cell = this.series.get(series);
+    if (cell === undefined) this.series.set(series, (cell = { value: 0 }));
+    return cell;
   }
 
   observeRequest(surface: string, status: number, seconds: number, refusal: string | null = null): void {
@@ -101,6 +139,7 @@ export class Metrics {
 
   snapshot(): MetricsSnapshot {
     const gauges: Record<string, number> = {};
+    for (const [series, cell] of this.series) gauges[series] = cell.value;
     for (const source of this.gaugeSources) {
       try {
         addCounts(gauges, source());

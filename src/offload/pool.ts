@@ -2,10 +2,14 @@
 // measurement shows is worth a hop — token counting (tiktoken, ~200 µs/KB),
 // preparing large request bodies, decoding large supplier replies — and, in a
 // second pool of its own, the supplier requests of surfaces whose replies are
-// megabytes (fetchTransport). It starts lazily: a thread costs
-// ~0.3–0.6 s and tens of MB, which an HTTP worker should not pay until it
-// needs one. Each task file is loaded by a thread on its first task of that
-// kind, so preparing bodies never loads the tokenizer.
+// megabytes (fetchTransport). With pools.piscina_min_threads 0 it starts
+// lazily (a thread costs ~0.3–0.6 s and memory); above 0 the CPU pool starts
+// with the worker and its first thread loads the task files and the tokenizer
+// at once (workers/warm-up.ts), so no call waits for a cold thread (issue 38
+// item 2). Otherwise each task file is loaded by a thread on its first task
+// of that kind.
+// Every task names its owner (the calling organization): each pool is
+// entered through a FairShare, so one organization cannot fill it.
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { MessageChannel } from 'node:worker_threads';
@@ -18,12 +22,15 @@ import type { ReplyBytes } from '../suppliers/reply-limits.js';
 import type { DecodeResult } from '../surfaces/local-operation.js';
 import type { DecodeReplyResult, PrepareResult, RequestFacts } from '../surfaces/surface.js';
 import type { FetchReplyResult } from '../../workers/fetch-reply.js';
+import { FairShare } from './fair-share.js';
+import { SpareAnswers } from './spare-answers.js';
 
 const COUNT_TOKENS = join(packageRoot, 'dist/workers/count-tokens.js');
 const PREPARE_REQUEST = join(packageRoot, 'dist/workers/prepare-request.js');
 const DECODE_LOCAL = join(packageRoot, 'dist/workers/decode-local.js');
 const DECODE_REPLY = join(packageRoot, 'dist/workers/decode-reply.js');
 const FETCH_REPLY = join(packageRoot, 'dist/workers/fetch-reply.js');
+const WARM_UP = join(packageRoot, 'dist/workers/warm-up.js');
 
 /**
  * Supplier requests in flight at once on one fetch thread. They mostly wait
@@ -54,9 +61,23 @@ function movable(body: Buffer): Uint8Array {
  */
 const REPLIES_INLINE = process.env.TOLLGATE_BENCH_EMBEDDINGS_INLINE === '1';
 
+/** A supplier request withdrawn while it waited for its share of the fetch pool (its client left): no supplier saw it. */
+export class WithdrawnFromPool extends CallAborted {}
+
+/** piscina's run options, as the pool's methods pass them. */
+type RunOptions = NonNullable<Parameters<Piscina['run']>[1]>;
+
 export class OffloadPool {
   private pool: Piscina | null = null;
   private fetchPool: Piscina | null = null;
+  private closing = false;
+  /** Who may enter each pool now: one CPU task per thread, FETCHES_PER_THREAD fetches per thread. */
+  readonly cpuShare: FairShare;
+  readonly fetchShare: FairShare;
+  /** Written answers' buffers on their way back to the fetch threads (spare-answers.ts). */
+  readonly spareAnswers = new SpareAnswers();
+  /** Resolves true once the warm thread has loaded the task files and the tokenizer (false at once when none is kept warm, or when it failed); never rejects. */
+  readonly warm: Promise<boolean>;
 
   constructor(
     private readonly minThreads: number,
@@ -67,7 +88,21 @@ export class OffloadPool {
     private readonly onThreadError: (err: unknown) => void = () => {},
     /** How much lower the threads run than this one (pools.piscina_nice, a nice increment): 0 = the event loop's priority; workers/thread-priority.ts applies it. */
     private readonly nice = 0,
-  ) {}
+  ) {
+    this.cpuShare = new FairShare(maxThreads);
+    this.fetchShare = new FairShare(maxThreads * FETCHES_PER_THREAD);
+    // A count or a large body must not wait for a thread to start and load its code and o200k: 1–3 s under load (issue 38 item 2).
+    this.warm =
+      minThreads > 0
+        ? this.run('', null, { filename: WARM_UP }).then(
+            () => true,
+            (err) => {
+              if (!this.closing) onThreadError(err);
+              return false;
+            },
+          )
+        : Promise.resolve(false);
+  }
 
   private get threads(): Piscina {
     if (this.pool === null) {
@@ -116,12 +151,23 @@ export class OffloadPool {
    * ~60–130 ms per 128 × 3072 float embeddings reply). Null under the bench's
    * inline switch: the event loop does it all, to show what the pool buys.
    */
-  fetchTransport(surface: string, meta: RequestFacts): Transport | null {
+  fetchTransport(surface: string, meta: RequestFacts, owner = ''): Transport | null {
     if (REPLIES_INLINE) return null;
-    return (target, body, abort, settings) => this.fetchReply(surface, meta, target, body, abort, settings);
+    return (target, body, abort, settings) => this.fetchReply(surface, meta, owner, target, body, abort, settings);
   }
 
-  private async fetchReply(surface: string, meta: RequestFacts, ...[target, body, abort, settings]: Parameters<Transport>): Promise<Answered> {
+  /** One attempt in a fetch thread, within `owner`'s share of the fetch pool (a client that leaves while it waits withdraws it). */
+  private async fetchReply(surface: string, meta: RequestFacts, owner: string, ...[target, body, abort, settings]: Parameters<Transport>): Promise<Answered> {
+    if (abort.aborted) throw new CallAborted();
+    if (!this.fetchShare.tryEnter(owner)) await this.fetchShare.wait(owner, (withdraw) => abort.listen(() => withdraw(new WithdrawnFromPool())));
+    try {
+      return await this.fetchOne(surface, meta, target, body, abort, settings);
+    } finally {
+      this.fetchShare.leave(owner);
+    }
+  }
+
+  private async fetchOne(surface: string, meta: RequestFacts, ...[target, body, abort, settings]: Parameters<Transport>): Promise<Answered> {
     if (abort.aborted) throw new CallAborted();
     // The abort crosses on a port of its own: piscina's own abort would end the whole thread, and with it the other requests it carries.
     const { port1, port2 } = new MessageChannel();
@@ -130,8 +176,10 @@ export class OffloadPool {
     let result: FetchReplyResult;
     try {
       const { connectTimeoutMs, headersTimeoutMs, bodyTimeoutMs, connectionsPerOrigin, maxReplyBytes } = settings;
-      const task = { surface, target, body, meta, settings: { connectTimeoutMs, headersTimeoutMs, bodyTimeoutMs, connectionsPerOrigin, maxReplyBytes }, abort: port2 };
-      result = (await this.fetchThreads.run(task, { filename: FETCH_REPLY, transferList: [port2] })) as FetchReplyResult;
+      // Written answers' buffers ride along, moved: the thread writes its next answers into them (surfaces/answer-bytes.ts).
+      const spares = this.spareAnswers.take();
+      const task = { surface, target, body, meta, settings: { connectTimeoutMs, headersTimeoutMs, bodyTimeoutMs, connectionsPerOrigin, maxReplyBytes }, abort: port2, spares };
+      result = (await this.fetchThreads.run(task, { filename: FETCH_REPLY, transferList: [port2, ...spares] })) as FetchReplyResult;
     } finally {
       abort.unlisten(onAbort);
       port1.close();
@@ -140,29 +188,45 @@ export class OffloadPool {
       if (result.failure !== null) throw new AttemptFailed(result.failure);
       throw abort.aborted ? new CallAborted() : new Error('supplier attempt failed in the fetch thread');
     }
+    if (result.read?.read === 'whole' && result.read.ok) this.spareAnswers.received(result.read.decoded);
     return { statusCode: result.statusCode, contentType: result.contentType, body: null, read: result.read };
   }
 
-  /** o200k_base token counts of each text. */
-  countTokens(texts: string[]): Promise<number[]> {
-    return this.threads.run(texts, { filename: COUNT_TOKENS }) as Promise<number[]>;
+  /** The answer rendered from a reply decoded in a thread is written whole: its buffers go back to the fetch threads. */
+  answerWritten(decoded: unknown): void {
+    this.spareAnswers.written(decoded);
+  }
+
+  /** A CPU task in a thread, within `owner`'s share of the pool (its turn among the owners waiting). */
+  private async run(owner: string, task: unknown, options: RunOptions): Promise<unknown> {
+    if (!this.cpuShare.tryEnter(owner)) await this.cpuShare.wait(owner);
+    try {
+      return await this.threads.run(task, options);
+    } finally {
+      this.cpuShare.leave(owner);
+    }
+  }
+
+  /** o200k_base token counts of each text. `owner`: the organization it is for (the pool's fair share; '' = none). */
+  countTokens(texts: string[], owner = ''): Promise<number[]> {
+    return this.run(owner, texts, { filename: COUNT_TOKENS }) as Promise<number[]>;
   }
 
   /**
    * Parses, validates and prepares a body in a thread. The bytes are moved,
    * not copied: `body` is unusable afterwards.
    */
-  prepare(surface: string, body: Buffer): Promise<PrepareResult> {
+  prepare(surface: string, body: Buffer, owner = ''): Promise<PrepareResult> {
     // Only a buffer that owns its whole ArrayBuffer can be moved; a slice of a shared one is copied first.
     const bytes = movable(body);
     // transferList, not Piscina.move(): move() is only unwrapped when it is the whole task.
-    return this.threads.run({ surface, body: bytes, maxDepth: this.maxJsonDepth }, { filename: PREPARE_REQUEST, transferList: [bytes.buffer as ArrayBuffer] }) as Promise<PrepareResult>;
+    return this.run(owner, { surface, body: bytes, maxDepth: this.maxJsonDepth }, { filename: PREPARE_REQUEST, transferList: [bytes.buffer as ArrayBuffer] }) as Promise<PrepareResult>;
   }
 
   /** Parses and decodes a local operation's body in a thread (count_tokens); the bytes are moved, as in prepare(). */
-  decodeLocal(operation: string, body: Buffer): Promise<DecodeResult<unknown>> {
+  decodeLocal(operation: string, body: Buffer, owner = ''): Promise<DecodeResult<unknown>> {
     const bytes = movable(body);
-    return this.threads.run({ operation, body: bytes, maxDepth: this.maxJsonDepth }, { filename: DECODE_LOCAL, transferList: [bytes.buffer as ArrayBuffer] }) as Promise<DecodeResult<unknown>>;
+    return this.run(owner, { operation, body: bytes, maxDepth: this.maxJsonDepth }, { filename: DECODE_LOCAL, transferList: [bytes.buffer as ArrayBuffer] }) as Promise<DecodeResult<unknown>>;
   }
 
   /**
@@ -171,13 +235,18 @@ export class OffloadPool {
    * buffers (reply-limits.ts); otherwise joined into one that does. The
    * decoded data's own byte members come back moved too (workers/decode-reply.ts).
    */
-  decodeReply(surface: string, reply: ReplyBytes | Buffer, meta: RequestFacts): Promise<DecodeReplyResult> {
+  decodeReply(surface: string, reply: ReplyBytes | Buffer, meta: RequestFacts, owner = ''): Promise<DecodeReplyResult> {
     const blocks = reply instanceof Uint8Array ? [movable(reply)] : reply.owned ? reply.blocks : [movable(Buffer.concat(reply.blocks, reply.length))];
     if (REPLIES_INLINE) return decodeReplyInline(surface, blocks, meta);
-    return this.threads.run({ surface, body: blocks, meta }, { filename: DECODE_REPLY, transferList: blocks.map((b) => b.buffer as ArrayBuffer) }) as Promise<DecodeReplyResult>;
+    const decoded = this.run(owner, { surface, body: blocks, meta }, { filename: DECODE_REPLY, transferList: blocks.map((b) => b.buffer as ArrayBuffer) }) as Promise<DecodeReplyResult>;
+    return decoded.then((result) => {
+      if (result.ok) this.spareAnswers.received(result.decoded);
+      return result;
+    });
   }
 
   async close(): Promise<void> {
+    this.closing = true;
     await Promise.all([this.pool?.destroy(), this.fetchPool?.destroy()]);
     this.pool = null;
     this.fetchPool = null;

@@ -17,6 +17,9 @@ export interface OrganizationRow {
 }
 
 const COLUMNS = 'id, name, created_at, balance_micros, package_micros, package_expires_at';
+// Money as organization_money has it: the row plus the workers' parts (migration 008).
+const READ = `SELECT o.id, o.name, o.created_at, m.balance_micros, m.package_micros, o.package_expires_at
+  FROM organizations o JOIN organization_money m ON m.id = o.id`;
 
 /** The organization and, when it starts with money, the `opening` journal entry that explains it. */
 export async function createOrganization(db: Db, id: string, name: string, balanceMicros: number): Promise<OrganizationRow> {
@@ -34,7 +37,7 @@ export async function createOrganization(db: Db, id: string, name: string, balan
 }
 
 export async function readOrganization(db: Db, id: string): Promise<OrganizationRow | null> {
-  const { rows } = await db.query<OrganizationRow>(`SELECT ${COLUMNS} FROM organizations WHERE id = $1`, [id]);
+  const { rows } = await db.query<OrganizationRow>(`${READ} WHERE o.id = $1`, [id]);
   return rows[0] ?? null;
 }
 
@@ -49,6 +52,11 @@ export async function updateOrganization(db: Db, id: string, input: Organization
   if (input.name !== undefined) set('name', input.name);
   if (input.quotaPerSecond !== undefined) set('quota_per_second', input.quotaPerSecond);
   if (input.quotaPerMinute !== undefined) set('quota_per_minute', input.quotaPerMinute);
-  const { rows } = await db.query<OrganizationRow>(`UPDATE organizations SET ${sets.join(', ')} WHERE id = $1 RETURNING ${COLUMNS}`, values);
+  const { rows } = await db.query<OrganizationRow>(
+    // The edited columns from RETURNING (the statement's other parts see the row as it was); the money is not edited.
+    `WITH u AS (UPDATE organizations SET ${sets.join(', ')} WHERE id = $1 RETURNING id, name, created_at, package_expires_at)
+     SELECT u.id, u.name, u.created_at, m.balance_micros, m.package_micros, u.package_expires_at FROM u JOIN organization_money m ON m.id = u.id`,
+    values,
+  );
   return rows[0] ?? null;
 }

@@ -8,7 +8,7 @@
 //   responses: response.failed; chat: the stream is cut, no [DONE]), and the
 //   hold is settled for what was produced.
 // - The client leaves: the upstream request is aborted and the hold settled
-//   for what was produced (outcome cancelled).
+//   for the input and what was delivered (outcome cancelled, settle.ts meterCancelled).
 // - The client stays behind for http.stalled_client_ms (see SseWriter): the
 //   gateway cuts it and goes on as if it had left.
 // - An event over suppliers.max_event_bytes: a supplier failure as above,
@@ -19,7 +19,7 @@ import type { UpstreamReply } from '../suppliers/dispatch.js';
 import { ReplyTooLarge } from '../suppliers/reply-limits.js';
 import { SseReader } from '../suppliers/sse-reader.js';
 import type { ModelCall } from './call.js';
-import { localCount, meterPartial, settle } from './settle.js';
+import { localCount, meterCancelled, meterPartial, settle } from './settle.js';
 import { refusalFromSupplier, UnusableReply } from './upstream.js';
 
 export async function answerStream(call: ModelCall, upstream: UpstreamReply): Promise<void> {
@@ -69,7 +69,7 @@ export async function answerStream(call: ModelCall, upstream: UpstreamReply): Pr
 
   if (ctx.aborted) {
     call.abort.abort();
-    await settle(call, await meterPartial(call, transcoder.metered(), transcoder.producedText()), 'cancelled');
+    await settle(call, await meterCancelled(call, transcoder.metered(), transcoder.producedText()), 'cancelled');
     return;
   }
   if (broken || !transcoder.complete) {

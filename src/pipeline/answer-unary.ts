@@ -8,7 +8,7 @@ import { sendJson, sendJsonParts } from '../server/respond.js';
 import type { ReadReply, UpstreamReply } from '../suppliers/dispatch.js';
 import { recycleBlocks, ReplyTooLarge, replyText, type ReplyBytes } from '../suppliers/reply-limits.js';
 import type { ModelCall } from './call.js';
-import { localCount, settle } from './settle.js';
+import { localCount, meterCancelled, settle } from './settle.js';
 import { refusalFromSupplier, UnusableReply } from './upstream.js';
 
 export async function answerUnary(call: ModelCall, upstream: UpstreamReply): Promise<void> {
@@ -25,7 +25,8 @@ export async function answerUnary(call: ModelCall, upstream: UpstreamReply): Pro
   surface.answered?.(info, call.deps.services);
   const body = surface.render(reply, info, metered);
   if (typeof body === 'string') sendJson(call.ctx, 200, body);
-  else sendJsonParts(call.ctx, 200, body);
+  // Once written, a large answer's buffer goes back to the pool for its next answer (offload/spare-answers.ts: no garbage here).
+  else sendJsonParts(call.ctx, 200, body, undefined, () => call.deps.offload.answerWritten(reply));
 }
 
 /** The reply read here, then decoded here or in the pool. */
@@ -59,10 +60,17 @@ async function decodedElsewhere(call: ModelCall, upstream: UpstreamReply, read: 
 /** The client left before the reply was read whole: the call is settled, and nobody is there to answer. */
 const CLIENT_GONE = Symbol('client gone');
 
-/** The body could not be read whole: the client left (cancelled), or the supplier dropped, stalled or overran mid-body. Nothing reached the client. */
+/**
+ * The body could not be read whole: the client left (cancelled: charged its
+ * input, settle.ts meterCancelled), or the supplier dropped, stalled or
+ * overran mid-body (failed, nothing charged). Nothing reached the client.
+ */
 async function bodyFailed(call: ModelCall): Promise<typeof CLIENT_GONE> {
-  await settle(call, null, call.ctx.aborted ? 'cancelled' : 'failed');
-  if (call.ctx.aborted) return CLIENT_GONE;
+  if (call.ctx.aborted) {
+    await settle(call, await meterCancelled(call, null, ''), 'cancelled');
+    return CLIENT_GONE;
+  }
+  await settle(call, null, 'failed');
   throw new GatewayError('upstream_error');
 }
 
@@ -81,7 +89,7 @@ async function decodeReply(call: ModelCall, bytes: ReplyBytes): Promise<unknown>
   const meta = call.prepared!.meta;
   if (bytes.length > call.surface.replyPoolBytes) {
     // The bytes are moved to the thread, which decodes them to text itself: no string is built or cloned here.
-    const decoded = await call.deps.offload.decodeReply(call.name, bytes, meta);
+    const decoded = await call.deps.offload.decodeReply(call.name, bytes, meta, call.key!.orgId);
     if (decoded.spent !== undefined) recycleBlocks(decoded.spent);
     if (!decoded.ok) throw new GatewayError('upstream_error');
     return decoded.decoded;

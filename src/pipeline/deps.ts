@@ -3,10 +3,13 @@ import type { Authenticator } from '../auth/types.js';
 import type { Billing } from '../billing/types.js';
 import type { CatalogHolder } from '../catalog/holder.js';
 import type { Logger } from '../log/logger.js';
+import type { Metrics } from '../metrics/registry.js';
+import type { Tracer } from '../metrics/tracing.js';
 import type { SupplierDispatcher } from '../suppliers/dispatch.js';
 import type { OffloadPool } from '../offload/pool.js';
 import type { SurfaceServices } from '../surfaces/surface.js';
 import type { KeySlots } from './key-slots.js';
+import type { LocalQuota } from './local-quota.js';
 
 export interface PipelineDeps {
   authenticator: Authenticator;
@@ -22,7 +25,13 @@ export interface PipelineDeps {
   maxJsonDepth: number;
   /** The per-key concurrency cap of this worker (billing.max_concurrent_per_key). */
   keySlots: KeySlots;
+  /** Local operations' own per-organization quota (billing.count_tokens_per_second / _per_minute). */
+  localQuota: LocalQuota;
   logger: Logger;
+  /** Tokens and money per model, surface and outcome, counted from each settled usage row (settle.ts). */
+  metrics: Metrics;
+  /** OpenTelemetry traces (tracing.otlp_url); null when off, the one check a call pays then. */
+  tracer: Tracer | null;
   /** What surfaces' asynchronous stages use (responses: the response-id owners). */
   services: SurfaceServices;
 }

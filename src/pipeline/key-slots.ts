@@ -1,8 +1,9 @@
 // The per-key concurrency cap (billing.max_concurrent_per_key): how many
-// model calls one API key may have in progress on this worker. Taken right
-// after authentication, before the body is parsed or any money is reserved,
-// and given back exactly once when the call ends, whatever its outcome
-// (pipeline/run.ts holds it in a try/finally).
+// model calls and count_tokens calls together one API key may have in
+// progress on this worker. Taken right after authentication, before the body
+// is parsed or any money is reserved, and given back exactly once when the
+// call ends, whatever its outcome (pipeline/run.ts and local.ts hold it in a
+// try/finally).
 //
 // Counted per HTTP worker, not per instance: the count lives where the calls
 // run, costs a Map update and no round trip, and a worker's crash frees its

@@ -1,7 +1,11 @@
-// A local operation, top to bottom (count_tokens): authenticate → decode →
-// resolve the model → authorize scope → compute → answer. No admission, no
-// quota, no reservation, no supplier: nothing here reaches the ledger, so
-// nothing is charged or counted against the organization's quotas.
+// A local operation, top to bottom (count_tokens): authenticate → take one
+// of the key's concurrent slots → the local quota → decode → resolve the
+// model → authorize scope → compute → answer. No reservation, no supplier:
+// nothing here reaches the ledger, so nothing is charged or counted against
+// the organization's model-call quotas; the operation has a quota of its own
+// (local-quota.ts), shares the key's slots with its model calls, and its pool
+// work is the organization's share of the pool (offload/fair-share.ts), so
+// one key cannot occupy the worker (issue 30 item 4).
 import { scopeAllows } from '../auth/scope.js';
 import type { CatalogModel } from '../catalog/types.js';
 import { GatewayError } from '../errors/gateway-error.js';
@@ -19,13 +23,13 @@ import type { PipelineDeps } from './deps.js';
  * operation's inPool step (count_tokens: the token count) runs in the same
  * task. After authentication, so an unauthenticated flood never costs a parse.
  */
-async function decode<D>(name: string, op: LocalOperation<D>, ctx: RequestContext, deps: PipelineDeps): Promise<D> {
+async function decode<D>(name: string, op: LocalOperation<D>, ctx: RequestContext, deps: PipelineDeps, orgId: string): Promise<D> {
   const raw = ctx.rawBody!;
   if (raw.length > deps.offloadBodyBytes) {
-    const result = await deps.offload.decodeLocal(name, raw);
+    const result = await deps.offload.decodeLocal(name, raw, orgId);
     if (!result.ok) {
       if (result.code === 'nesting_too_deep') throw nestingError(result.param, deps.maxJsonDepth);
-      throw new GatewayError(result.code, { param: result.param ?? undefined });
+      throw new GatewayError(result.code, { param: result.param ?? undefined, message: result.message });
     }
     return result.decoded as D;
   }
@@ -48,22 +52,29 @@ function resolve<D>(op: LocalOperation<D>, decoded: D, deps: PipelineDeps): Cata
   return model;
 }
 
-export async function runLocal<D>(name: string, op: LocalOperation<D>, ctx: RequestContext, deps: PipelineDeps, tools: LocalTools): Promise<void> {
-  const key = await deps.authenticator.authenticate(ctx.authorization, ctx.xApiKey, op.carrier);
+export async function runLocal<D>(name: string, op: LocalOperation<D>, ctx: RequestContext, deps: PipelineDeps): Promise<void> {
+  const key = await deps.authenticator.authenticate(ctx.authorization, ctx.xApiKey, op.carrier, ctx.keyHash);
   if (key === null) throw new GatewayError('invalid_api_key');
   ctx.orgId = key.orgId;
   ctx.keyId = key.id;
-  const decoded = await decode(name, op, ctx, deps);
-  const model = resolve(op, decoded, deps);
-  if (!scopeAllows(key, model, op.modality)) throw new GatewayError('scope_denied', { param: 'model' });
-  const answer = await op.compute(decoded, model, tools);
-  sendJson(ctx, 200, answer);
+  deps.keySlots.take(key.id);
+  try {
+    // Before the body is parsed: a refused call costs no parse and no pool time.
+    deps.localQuota.admit(key.orgId);
+    const decoded = await decode(name, op, ctx, deps, key.orgId);
+    const model = resolve(op, decoded, deps);
+    if (!scopeAllows(key, model, op.modality)) throw new GatewayError('scope_denied', { param: 'model' });
+    const tools: LocalTools = { countTokens: (texts) => deps.offload.countTokens(texts, key.orgId) };
+    const answer = await op.compute(decoded, model, tools);
+    sendJson(ctx, 200, answer);
+  } finally {
+    deps.keySlots.release(key.id);
+  }
 }
 
 /** The server route of a local operation of the registry (the pool finds it by the same entry name). */
 export function localRoute(entry: LocalEntry, deps: PipelineDeps): Route {
   const op = entry.operation;
-  const tools: LocalTools = { countTokens: (texts) => deps.offload.countTokens(texts) };
   return {
     method: 'post',
     path: op.path,
@@ -72,6 +83,6 @@ export function localRoute(entry: LocalEntry, deps: PipelineDeps): Route {
     envelope: op.envelope,
     readsBody: true,
     rawBody: true,
-    handle: (ctx) => runLocal(entry.name, op, ctx, deps, tools),
+    handle: (ctx) => runLocal(entry.name, op, ctx, deps),
   };
 }

@@ -1,10 +1,12 @@
 // A model call, top to bottom, as the spec orders it:
-// read body (server) → authenticate → take one of the key's concurrent slots
+// key in the live-key index (server, before the body: routes.ts, keyCheck)
+// → read body (server) → authenticate → take one of the key's concurrent slots
 // → bound nesting → parse and validate → resolve model → authorize scope
-// → admit and reserve → dispatch to a supplier (failover before the first
+// → admit and reserve → verify (responses: previous_response_id) → dispatch to a supplier (failover before the first
 // byte) → answer (unary or stream) → settle → log (server).
 import type { Route as CatalogRoute } from '../catalog/types.js';
 import { GatewayError } from '../errors/gateway-error.js';
+import { WithdrawnFromPool } from '../offload/pool.js';
 import type { Route } from '../server/context.js';
 import type { UpstreamReply } from '../suppliers/dispatch.js';
 import type { ModelCallEntry } from '../surfaces/index.js';
@@ -15,7 +17,7 @@ import { answerUnary } from './answer-unary.js';
 import { ModelCall } from './call.js';
 import type { PipelineDeps } from './deps.js';
 import { boundNesting } from './nesting.js';
-import { settle } from './settle.js';
+import { settleUnanswered } from './settle.js';
 import { callSuppliers, UnusableReply } from './upstream.js';
 
 export async function runModelCall(call: ModelCall): Promise<void> {
@@ -29,20 +31,43 @@ export async function runModelCall(call: ModelCall): Promise<void> {
     authorizeScope(call);
     // A surface with no transcoder never prepares a stream (its schema has no such member): a bug, not the caller's fault.
     if (call.prepared!.decoded.stream && call.surface.stream === undefined) throw new GatewayError('internal_error');
-    if (call.surface.verify !== undefined) await call.surface.verify(call.prepared!, call.info(), call.deps.services);
     await reserve(call);
+    if (call.surface.verify !== undefined) await verify(call);
+    // A client gone before dispatch costs nothing; after it, its input (settle.ts, settleUnanswered).
+    let dispatched = false;
     try {
+      dispatched = !call.ctx.aborted;
       const upstream = await callSuppliers(call);
       await answerWithFailover(call, upstream, call.prepared!.decoded.stream ? answerStream : answerUnary);
+    } catch (err) {
+      if (err instanceof WithdrawnFromPool) dispatched = false; // it never left the fetch pool's queue
+      throw err;
     } finally {
       // Every path above settles; this catches the ones that threw first
       // (no supplier answered, the client left during dispatch): nothing was
-      // produced, so nothing is charged and the hold is released.
-      if (!call.settled) await settle(call, null, call.ctx.aborted ? 'cancelled' : 'failed');
+      // produced; the hold is released, less the input of a cancelled call.
+      if (!call.settled) await settleUnanswered(call, dispatched);
     }
   } finally {
     // Once per take, whatever happened after it (refused, settled, failed, aborted).
     call.deps.keySlots.release(keyId);
+  }
+}
+
+/**
+ * A surface's own check, after admission (issue 30 item 10: a check that may
+ * ask the store is counted against the quota, and an exhausted quota refuses
+ * before it asks) and before any supplier. Admission and the hold are one
+ * step in the ledger, so a refused call's hold is released: nothing charged,
+ * no usage row.
+ */
+async function verify(call: ModelCall): Promise<void> {
+  try {
+    await call.surface.verify!(call.prepared!, call.info(), call.deps.services);
+  } catch (err) {
+    call.settled = true;
+    await call.deps.billing.release(call.hold!);
+    throw err;
   }
 }
 

@@ -13,7 +13,8 @@ export async function callSuppliers(call: ModelCall, tried: ReadonlySet<Route> |
   const routes = model.protocols.get(call.surface.protocol)!.routes;
   // Megabyte replies (embeddings, images: unary) are received and decoded by a pool thread, never on the event loop.
   const prepared = call.prepared!;
-  const transport = call.surface.fetchInPool === true && !prepared.decoded.stream ? call.deps.offload.fetchTransport(call.name, prepared.meta) : null;
+  const from = performance.now();
+  const transport = call.surface.fetchInPool === true && !prepared.decoded.stream ? call.deps.offload.fetchTransport(call.name, prepared.meta, call.key!.orgId) : null;
   const reply = await call.deps.suppliers.send(
     call.surface.protocol,
     routes,
@@ -21,8 +22,12 @@ export async function callSuppliers(call: ModelCall, tried: ReadonlySet<Route> |
     call.abort,
     tried,
     transport,
+    call.trace,
   );
+  call.supplierTtfbMs = performance.now() - from;
   call.supplier = reply.route.supplier.name;
+  call.route = reply.route;
+  call.attempts += reply.attempts;
   return reply;
 }
 

@@ -30,8 +30,10 @@ export interface Route {
   headers?: readonly string[];
   /**
    * A synchronous check of the request's headers (the console's admin
-   * token), run first: a caller it refuses gets its refusal whatever the
-   * path parameters, Content-Type or body, and the body is never read.
+   * token; a model call's key against the in-memory key index), run first:
+   * a caller it refuses gets its refusal whatever the path parameters,
+   * Content-Type or body, and the body is never read. A route without one
+   * that reads a body gets a small body limit (server/http-server.ts).
    */
   authorize?: (ctx: RequestContext) => void;
   /**
@@ -40,6 +42,17 @@ export interface Route {
    */
   prefix?: string;
   handle(ctx: RequestContext): void | Promise<void>;
+}
+
+/** A model call, as the request log line sees it (pipeline/call.ts ModelCall). */
+export interface LoggedCall {
+  /**
+   * The call's fields as JSON members, each led by a comma (`,"model":"…",…`),
+   * for a line written as JSON (log/request-line.ts); null when the call needs
+   * them as an object instead (logFields): a traced call, whose span reads them.
+   */
+  logJson(): string | null;
+  logFields(into: Record<string, unknown>): void;
 }
 
 export interface RequestSink {
@@ -72,6 +85,81 @@ export function newRequestId(): string {
 
 const NO_HEADERS: readonly string[] = [];
 
+/**
+ * Every request header in one req.forEach pass: the fixed ones the pipeline
+ * reads, a route's extra ones, and how many Content-Length headers came.
+ * uWS's getHeader() returns only the first of repeated headers, so a second
+ * Content-Length (request smuggling, issue 30 item 8) is visible only this
+ * way; one pass costs about what the six getHeader() calls it replaces did.
+ * The first occurrence of each header wins, as with getHeader(). One shared
+ * instance: forEach calls back synchronously, so scans never overlap.
+ */
+class HeaderScan {
+  authorization = '';
+  xApiKey = '';
+  contentType = '';
+  contentLength = '';
+  ifNoneMatch = '';
+  idempotencyKey = '';
+  traceparent = '';
+  lengths = 0;
+  private seen = 0;
+  private extraNames: readonly string[] = NO_HEADERS;
+  extra: string[] = [];
+
+  run(req: HttpRequest, extraNames: readonly string[] | undefined): void {
+    this.authorization = this.xApiKey = this.contentType = this.contentLength = this.ifNoneMatch = this.idempotencyKey = this.traceparent = '';
+    this.lengths = 0;
+    this.seen = 0;
+    this.extraNames = extraNames ?? NO_HEADERS;
+    if (extraNames !== undefined) this.extra = extraNames.map(() => '');
+    req.forEach(this.visit);
+  }
+
+  /** Sets a fixed header's value on its first occurrence (bit `bit` of `seen`). */
+  private first(bit: number): boolean {
+    if ((this.seen & bit) !== 0) return false;
+    this.seen |= bit;
+    return true;
+  }
+
+  private readonly visit = (name: string, value: string): void => {
+    switch (name) {
+      case 'authorization':
+        if (this.first(1)) this.authorization = value;
+        return;
+      case 'x-api-key':
+        if (this.first(2)) this.xApiKey = value;
+        return;
+      case 'content-type':
+        if (this.first(4)) this.contentType = value;
+        return;
+      case 'content-length':
+        this.lengths++;
+        if (this.first(8)) this.contentLength = value;
+        return;
+      case 'if-none-match':
+        if (this.first(16)) this.ifNoneMatch = value;
+        return;
+      case 'idempotency-key':
+        if (this.first(32)) this.idempotencyKey = value;
+        return;
+      case 'traceparent':
+        if (this.first(64)) this.traceparent = value;
+        return;
+    }
+    if (this.extraNames.length === 0) return;
+    const i = this.extraNames.indexOf(name);
+    // A route's extra headers are never the fixed ones above (a handful, so their bits fit).
+    if (i >= 0 && (this.seen & (128 << i)) === 0) {
+      this.seen |= 128 << i;
+      this.extra[i] = value;
+    }
+  };
+}
+
+const scan = new HeaderScan();
+
 export class RequestContext {
   readonly requestId = newRequestId();
   readonly startedAt = performance.now();
@@ -87,6 +175,8 @@ export class RequestContext {
   readonly contentLength: string;
   readonly ifNoneMatch: string;
   readonly idempotencyKey: string;
+  /** The caller's W3C trace context, continued by a traced call ('' when absent). */
+  readonly traceparent: string;
   /** The route's `headers`, in order ('' when absent); empty when it names none. */
   readonly headers: readonly string[];
   /** The query string without '?', read only for routes that name `headers`. */
@@ -102,6 +192,13 @@ export class RequestContext {
   rawBody: Buffer | null = null;
   /** Size of the request body as received. */
   bodyBytes = 0;
+  /**
+   * The request carried more than one Content-Length header: the server
+   * answers 400 and closes the connection, and no handler runs.
+   */
+  readonly repeatedLength: boolean;
+  /** SHA-256 of the presented API key, set by a model route's key check (so the pipeline does not hash it again). */
+  keyHash: Buffer | null = null;
   /** Called once when the client goes away before the response is complete. */
   onAbort: (() => void) | null = null;
   /** The error code answered (its envelope's), for the refusals metric; null when none. */
@@ -109,6 +206,8 @@ export class RequestContext {
   /** Filled by authentication, for the request log line. */
   orgId: string | null = null;
   keyId: string | null = null;
+  /** Set by a model call (its model, supplier, tokens, charge, timings), for the request log line; null elsewhere. */
+  call: LoggedCall | null = null;
 
   constructor(
     readonly res: HttpResponse,
@@ -135,18 +234,21 @@ export class RequestContext {
     const params = paramCount === 0 ? NO_PARAMS : decodeParams(req, paramCount);
     this.params = params ?? NO_PARAMS;
     this.badPath = params === null;
-    this.authorization = req.getHeader('authorization');
-    this.xApiKey = req.getHeader('x-api-key');
-    this.contentType = req.getHeader('content-type');
-    this.contentLength = req.getHeader('content-length');
-    this.ifNoneMatch = req.getHeader('if-none-match');
-    this.idempotencyKey = req.getHeader('idempotency-key');
     const extra = route.headers;
+    scan.run(req, extra);
+    this.authorization = scan.authorization;
+    this.xApiKey = scan.xApiKey;
+    this.contentType = scan.contentType;
+    this.contentLength = scan.contentLength;
+    this.ifNoneMatch = scan.ifNoneMatch;
+    this.idempotencyKey = scan.idempotencyKey;
+    this.traceparent = scan.traceparent;
+    this.repeatedLength = scan.lengths > 1;
     if (extra === undefined) {
       this.headers = NO_HEADERS;
       this.query = '';
     } else {
-      this.headers = extra.map((name) => req.getHeader(name));
+      this.headers = scan.extra;
       this.query = req.getQuery() ?? '';
     }
   }

@@ -3,6 +3,7 @@
 // log line, metrics, the in-flight count) and draining on shutdown.
 import { GatewayError } from '../errors/gateway-error.js';
 import type { Logger } from '../log/logger.js';
+import { InfoLines, jsonString } from '../log/request-line.js';
 import type { Metrics } from '../metrics/registry.js';
 import { BODY_TOO_LARGE, readBody } from './body.js';
 import { RequestContext, type Route, type RequestSink } from './context.js';
@@ -25,6 +26,19 @@ const NOT_FOUND_ROUTE: Route = { method: 'get', path: '/*', surface: 'unmatched'
 function isJson(contentType: string): boolean {
   return contentType.length >= 16 && contentType.slice(0, 16).toLowerCase() === 'application/json';
 }
+
+/**
+ * A body read before any check of the caller (a route with no `authorize`:
+ * the console's sign-in) is at most this long, whatever http.max_body_bytes
+ * says: such a body is a few credentials, and anyone may send one.
+ */
+export const OPEN_BODY_MAX_BYTES = 8192;
+
+/** A request with two Content-Length headers (issue 30 item 8): refused, never parsed as a request. */
+const REPEATED_LENGTH = new GatewayError('invalid_request', {
+  param: 'content-length',
+  fieldDetails: [{ field: 'content-length', issue: 'must be sent once' }],
+});
 
 /** uWS accepts paths of any length: a log line keeps the first part, so a long path cannot amplify the log. */
 const MAX_LOGGED_PATH = 512;
@@ -73,11 +87,14 @@ export class HttpServer implements RequestSink {
   private listenSocket: ListenSocket | null = null;
   private inflight = 0;
   private drained: (() => void) | null = null;
+  /** The request line's writer as JSON; null when the logger is not createLogger's (a test's): then logged as an object. */
+  private readonly infoLines: InfoLines | null;
 
   constructor(
     routes: Route[],
     private readonly opts: HttpServerOptions,
   ) {
+    this.infoLines = InfoLines.of(opts.logger);
     const methodsByPath = new Map<string, Route[]>();
     for (const route of routes) {
       const count = paramCount(route.path);
@@ -90,7 +107,9 @@ export class HttpServer implements RequestSink {
     // catch the methods a known path does not accept.
     for (const [path, list] of methodsByPath) {
       const allowed = list.map((r) => (r.method === 'del' ? 'DELETE' : r.method.toUpperCase())).join(', ');
-      const route: Route = { ...list[0], readsBody: false, rawBody: false };
+      // A surface's paths are public (the spec lists them), so there a wrong method is a 405 before the key is
+      // checked; the console's paths stay behind their check.
+      const route: Route = { ...list[0], readsBody: false, rawBody: false, authorize: list[0].prefix === undefined ? list[0].authorize : undefined };
       this.app.any(path, (res, req) => this.guard(res, req, route, 0, (ctx) => {
         // A caller the route refuses learns nothing more about it than its refusal.
         if (this.refusedByAuthorize(ctx)) return;
@@ -115,7 +134,8 @@ export class HttpServer implements RequestSink {
     try {
       ctx = new RequestContext(res, req, route, params, this);
       this.inflight++;
-      fn(ctx);
+      if (ctx.repeatedLength) this.refuseFraming(ctx);
+      else fn(ctx);
     } catch (err) {
       if (ctx !== null) this.fail(ctx, err);
       else {
@@ -123,6 +143,22 @@ export class HttpServer implements RequestSink {
         answerBare(res);
       }
     }
+  }
+
+  /**
+   * Two Content-Length headers: uWS reads the body by the first and parses
+   * what follows as the next request, which a proxy in front that went by
+   * another would have taken for body (request smuggling). The answer waits
+   * for the next turn of the event loop, while the request is still pending:
+   * uWS then closes the connection, rather than serve it, if anything
+   * follows in what it already read, and only then is the 400 sent (with
+   * Connection: close) to a client that sent nothing after. Answered at once,
+   * the next request would be served before the close.
+   */
+  private refuseFraming(ctx: RequestContext): void {
+    setImmediate(() => {
+      if (!ctx.aborted) sendError(ctx, REPEATED_LENGTH, null, true);
+    });
   }
 
   /** Answers the route's refusal and returns true when its header check refuses the caller. */
@@ -140,7 +176,9 @@ export class HttpServer implements RequestSink {
   }
 
   /**
-   * Order matters: authenticate (routes with a header check), then the path,
+   * Order matters: authenticate (routes with a header check: a model call's
+   * key is checked here against the in-memory index, so a caller with no
+   * live key is refused before a byte of its body is read), then the path,
    * then the Content-Type, then read the body, then bound its nesting, then
    * parse. A caller the check refuses gets the same answer whatever it sent.
    */
@@ -159,7 +197,8 @@ export class HttpServer implements RequestSink {
       sendError(ctx, new GatewayError('unsupported_media_type'));
       return;
     }
-    readBody(ctx.res, ctx.contentLength, this.opts.maxBodyBytes, (tooLarge, body) => {
+    const maxBytes = route.authorize === undefined ? Math.min(OPEN_BODY_MAX_BYTES, this.opts.maxBodyBytes) : this.opts.maxBodyBytes;
+    readBody(ctx.res, ctx.contentLength, maxBytes, (tooLarge, body) => {
       if (ctx.aborted) return;
       if (tooLarge === BODY_TOO_LARGE) {
         // The rest of the body is still on the wire: close after answering.
@@ -211,10 +250,24 @@ export class HttpServer implements RequestSink {
   requestDone(ctx: RequestContext): void {
     const seconds = (performance.now() - ctx.startedAt) / 1000;
     this.opts.metrics.observeRequest(ctx.route.surface, ctx.status, seconds, ctx.refusal);
-    this.opts.logger.info(
-      { rid: ctx.requestId, method: ctx.method, path: ctx.path.length > MAX_LOGGED_PATH ? ctx.path.slice(0, MAX_LOGGED_PATH) + '…' : ctx.path, status: ctx.status, ms: Math.round(seconds * 1e4) / 10, org: ctx.orgId, key_id: ctx.keyId },
-      'request',
-    );
+    const path = ctx.path.length > MAX_LOGGED_PATH ? ctx.path.slice(0, MAX_LOGGED_PATH) + '…' : ctx.path;
+    const ms = Math.round(seconds * 1e4) / 10;
+    const lines = this.infoLines;
+    const callJson = ctx.call === null ? '' : ctx.call.logJson();
+    if (lines !== null && callJson !== null) {
+      // The same fields, in the same order, as the object below (log/request-line.ts says why it is written as JSON).
+      if (lines.enabled) {
+        lines.write(
+          '"rid":' + jsonString(ctx.requestId) + ',"method":' + jsonString(ctx.method) + ',"path":' + jsonString(path) + ',"status":' + ctx.status + ',"ms":' + ms +
+            ',"org":' + (ctx.orgId === null ? 'null' : jsonString(ctx.orgId)) + ',"key_id":' + (ctx.keyId === null ? 'null' : jsonString(ctx.keyId)) + callJson,
+          '"request"',
+        );
+      }
+    } else {
+      const line: Record<string, unknown> = { rid: ctx.requestId, method: ctx.method, path, status: ctx.status, ms, org: ctx.orgId, key_id: ctx.keyId };
+      if (ctx.call !== null) ctx.call.logFields(line);
+      this.opts.logger.info(line, 'request');
+    }
     this.inflight--;
     if (this.inflight === 0 && this.drained !== null) this.drained();
   }

@@ -1,12 +1,12 @@
-// Operator endpoints, open: liveness, readiness, Prometheus metrics.
+// Liveness and readiness, open, on the API port where load balancers look.
+// /metrics is not here: the primary serves it on the operator listener
+// (ops-server.ts), off the API port.
 import type { Route } from './context.js';
-import { send, sendJson } from './respond.js';
+import { sendJson } from './respond.js';
 
 export interface OpsDeps {
   /** Store reachable and catalog loaded. */
   ready(): boolean;
-  /** Prometheus text covering every process of this instance. */
-  metricsText(): Promise<string>;
 }
 
 const OK = JSON.stringify({ status: 'ok' });
@@ -22,17 +22,6 @@ export function opsRoutes(deps: OpsDeps): Route[] {
       envelope: 'rest',
       readsBody: false,
       handle: (ctx) => (deps.ready() ? sendJson(ctx, 200, OK) : sendJson(ctx, 503, NOT_READY)),
-    },
-    {
-      method: 'get',
-      path: '/metrics',
-      surface: 'ops',
-      envelope: 'rest',
-      readsBody: false,
-      async handle(ctx) {
-        const text = await deps.metricsText();
-        send(ctx, 200, 'text/plain; version=0.0.4', text);
-      },
     },
   ];
 }

@@ -10,7 +10,7 @@
 // A client that reads, however slowly, wakes the writer and is served at its
 // pace. A client that keeps up never waits: the normal path starts no timer.
 import type { RequestContext } from './context.js';
-import { drainState } from './respond.js';
+import { drainState, writeRequestId } from './respond.js';
 
 const HEADERS: ReadonlyArray<readonly [string, string]> = [
   ['Content-Type', 'text/event-stream; charset=utf-8'],
@@ -65,7 +65,7 @@ export class SseWriter {
     ctx.responded = true;
     ctx.status = 200;
     ctx.res.writeStatus('200 OK');
-    ctx.res.writeHeader('X-Request-Id', ctx.requestId);
+    writeRequestId(ctx);
     for (const [k, v] of HEADERS) ctx.res.writeHeader(k, v);
     if (drainState.draining) ctx.res.writeHeader('Connection', 'close');
     this.firstByteAt = performance.now() - ctx.startedAt;

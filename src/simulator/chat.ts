@@ -3,14 +3,15 @@
 // ceiling per choice, completion_tokens summed over them; a stream sends each
 // step's chunk for every choice in index order.
 import {
-  ceilingOf, choicesOf, contentText, declaresTool, isRecord, nextId, plan, unixSeconds,
+  answerOf, ceilingOf, choicesOf, chunkOf, contentText, declaresTool, isRecord, nextId, plan, unixSeconds,
   TOOL_ARGUMENTS_JSON, TOOL_FRAGMENTS_JSON, type Json, type Plan,
 } from './common.js';
 import { parseDirectives } from './directives.js';
 import type { Exchange } from './exchange.js';
 import { startStream, type StreamSource } from './sse.js';
 import { countInput } from './tokens.js';
-import { answerJson, DEFAULT_WORDS, wordChunkJson } from './words.js';
+import { structuredAnswer, tokenPieces } from './structured.js';
+import { DEFAULT_WORDS } from './words.js';
 
 const TEXT_PARTS = ['text'];
 const CHUNK_END = '},"logprobs":null,"finish_reason":null}]}\n\n';
@@ -54,7 +55,9 @@ export function handleChat(ex: Exchange, req: Json): void {
   }
   const n = choicesOf(req.n);
   if (n === null) return ex.fail(400, `Invalid 'n': expected an integer from 1 to 128.`);
-  const p = plan(d.tool, d.words >= 0 ? d.words : DEFAULT_WORDS, ceilingOf(req.max_completion_tokens ?? req.max_tokens));
+  const structured = structuredAnswer(req.response_format);
+  const pieces = structured === null ? null : tokenPieces(structured);
+  const p = plan(d.tool, d.words >= 0 ? d.words : DEFAULT_WORDS, ceilingOf(req.max_completion_tokens ?? req.max_tokens), pieces);
   const input = d.inputTokens >= 0 ? d.inputTokens : countInput(texts, messages.length);
   const usage = d.noUsage ? null : usageJson(input, p.chunks * n);
   const base = `{"id":"${nextId('chatcmpl-')}","object":"chat.completion${ex.stream ? '.chunk' : ''}","created":${unixSeconds()},"model":${JSON.stringify(model)}`;
@@ -67,7 +70,7 @@ export function handleChat(ex: Exchange, req: Json): void {
   for (let i = 0; i < n; i++) {
     const message =
       p.tool === null
-        ? `{"role":"assistant","content":${answerJson(p.chunks)},"refusal":null,"annotations":[]}`
+        ? `{"role":"assistant","content":${answerOf(p)},"refusal":null,"annotations":[]}`
         : `{"role":"assistant","content":null,"refusal":null,"annotations":[],"tool_calls":[{"id":"${nextId('call_')}","type":"function","function":{"name":${JSON.stringify(p.tool)},"arguments":${TOOL_ARGUMENTS_JSON}}}]}`;
     choices[i] = `{"index":${i},"message":${message},"logprobs":null,"finish_reason":"${finishReason(p)}"}`;
   }
@@ -106,7 +109,7 @@ class ChatStream implements StreamSource {
   }
 
   chunk(i: number): string {
-    const text = this.p.tool === null ? wordChunkJson(i) + CHUNK_END : (TOOL_FRAGMENTS_JSON[i] as string) + '}}]' + CHUNK_END;
+    const text = this.p.tool === null ? chunkOf(this.p, i) + CHUNK_END : (TOOL_FRAGMENTS_JSON[i] as string) + '}}]' + CHUNK_END;
     if (this.n === 1) return (this.piece[0] as string) + text;
     let out = '';
     for (const piece of this.piece) out += piece + text;

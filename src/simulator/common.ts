@@ -1,6 +1,7 @@
 // Small pieces shared by the protocol modules: ids, the tool call's
 // arguments, and reading text out of loosely typed request JSON.
 import { randomBytes } from 'node:crypto';
+import { answerJson, wordChunkJson } from './words.js';
 
 export type Json = Record<string, unknown>;
 
@@ -71,9 +72,23 @@ export interface Plan {
   chunks: number;
   /** True when the ceiling cut the answer. */
   cut: boolean;
+  /** A structured answer's pieces (one per output token: structured.ts); null for words or a tool call. */
+  pieces: readonly string[] | null;
 }
 
-export function plan(tool: string | null, words: number, ceiling: number): Plan {
-  if (tool !== null) return { tool, chunks: TOOL_FRAGMENTS.length, cut: false };
-  return words > ceiling ? { tool, chunks: ceiling, cut: true } : { tool, chunks: words, cut: false };
+/** A text answer of words, a structured answer (its pieces), or one tool call; the ceiling cuts a text answer. */
+export function plan(tool: string | null, words: number, ceiling: number, pieces: readonly string[] | null = null): Plan {
+  if (tool !== null) return { tool, chunks: TOOL_FRAGMENTS.length, cut: false, pieces: null };
+  const count = pieces === null ? words : pieces.length;
+  return count > ceiling ? { tool, chunks: ceiling, cut: true, pieces } : { tool, chunks: count, cut: false, pieces };
+}
+
+/** The text answer as a JSON string literal: its first p.chunks words or pieces. */
+export function answerOf(p: Plan): string {
+  return p.pieces === null ? answerJson(p.chunks) : JSON.stringify(p.pieces.slice(0, p.chunks).join(''));
+}
+
+/** The i-th chunk of the text answer as a JSON string literal. */
+export function chunkOf(p: Plan, i: number): string {
+  return p.pieces === null ? wordChunkJson(i) : JSON.stringify(p.pieces[i]);
 }

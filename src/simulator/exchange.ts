@@ -33,12 +33,15 @@ export class Hub {
     if (ls.length === 0 || this.closing || !ex.counted) return;
     const e: SimulatorEvent = { type, instance: ex.instance, protocol: ex.protocol, stream: ex.stream, at: performance.now() };
     if (body !== undefined) e.body = body;
+    if (ex.traceparent !== '') e.traceparent = ex.traceparent;
     for (let i = 0; i < ls.length; i++) (ls[i] as SimulatorListener)(e);
   }
 }
 
 export class Exchange {
   state = OPEN;
+  /** The W3C trace context the gateway sent ('' when none), for tests of trace propagation. */
+  traceparent = '';
   stream = false;
   /** The connection is closed (onAborted ran); `res` must not be touched. */
   gone = false;

@@ -6,14 +6,15 @@
 // a web_search tool declared). [sim:reasoning] puts a reasoning item first,
 // carrying encrypted_content when `include` asks for reasoning.encrypted_content.
 import {
-  ceilingOf, contentText, declaresTool, isRecord, nextId, plan, unixSeconds,
+  answerOf, ceilingOf, chunkOf, contentText, declaresTool, isRecord, nextId, plan, unixSeconds,
   TOOL_ARGUMENTS_JSON, TOOL_FRAGMENTS_JSON, type Json, type Plan,
 } from './common.js';
 import { parseDirectives } from './directives.js';
 import type { Exchange } from './exchange.js';
 import { eventPrefix, startStream, type StreamSource } from './sse.js';
 import { countInput } from './tokens.js';
-import { answerJson, DEFAULT_WORDS, wordChunkJson } from './words.js';
+import { structuredAnswer, tokenPieces } from './structured.js';
+import { DEFAULT_WORDS } from './words.js';
 
 const INPUT_PARTS = ['input_text', 'output_text', 'text'];
 const REASONING = '[sim:reasoning]';
@@ -76,7 +77,9 @@ export function handleResponses(ex: Exchange, req: Json): void {
   }
   const ceiling = ceilingOf(req.max_output_tokens);
   const search = kind === 'web_search';
-  const p = plan(search ? null : d.tool, d.words >= 0 ? d.words : DEFAULT_WORDS, ceiling);
+  const structured = isRecord(req.text) ? structuredAnswer(req.text.format) : null;
+  const pieces = structured === null ? null : tokenPieces(structured);
+  const p = plan(search ? null : d.tool, d.words >= 0 ? d.words : DEFAULT_WORDS, ceiling, pieces);
   const reasoning = read.last.includes(REASONING);
   const encrypted = reasoning && Array.isArray(req.include) && req.include.includes('reasoning.encrypted_content');
   const input = countInput(read.texts, read.texts.length);
@@ -146,7 +149,7 @@ class ResponseShape {
   item(status: string): string {
     const done = status !== 'in_progress';
     if (this.p.tool === null) {
-      const content = done ? `{"type":"output_text","annotations":[],"logprobs":[],"text":${answerJson(this.p.chunks)}}` : '';
+      const content = done ? `{"type":"output_text","annotations":[],"logprobs":[],"text":${answerOf(this.p)}}` : '';
       return `{"id":"${this.itemId}","type":"message","status":"${status}","content":[${content}],"role":"assistant"}`;
     }
     const body = done ? TOOL_ARGUMENTS_JSON : '""';
@@ -201,7 +204,7 @@ class ResponsesStream implements StreamSource {
     const seq = this.first + i;
     const at = `,"item_id":"${this.r.itemId}","output_index":${this.at},`;
     return this.r.p.tool === null
-      ? `${this.deltaPrefix}${seq}${at}"content_index":0,"delta":${wordChunkJson(i)},"logprobs":[]}\n\n`
+      ? `${this.deltaPrefix}${seq}${at}"content_index":0,"delta":${chunkOf(this.r.p, i)},"logprobs":[]}\n\n`
       : `${this.deltaPrefix}${seq}${at}"delta":${TOOL_FRAGMENTS_JSON[i] as string}}\n\n`;
   }
 
@@ -211,7 +214,7 @@ class ResponsesStream implements StreamSource {
     let s: string;
     const at = `"item_id":"${r.itemId}","output_index":${this.at}`;
     if (r.p.tool === null) {
-      const text = answerJson(r.p.chunks);
+      const text = answerOf(r.p);
       s =
         frame('response.output_text.done', seq++, `${at},"content_index":0,"text":${text},"logprobs":[]`) +
         frame('response.content_part.done', seq++, `${at},"content_index":0,"part":{"type":"output_text","annotations":[],"logprobs":[],"text":${text}}`);

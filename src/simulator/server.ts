@@ -37,6 +37,7 @@ const ROUTES: readonly Route[] = [
 function accept(hub: Hub, route: Route, res: HttpResponse, req: HttpRequest, url: string): void {
   const instance = req.getParameter(0);
   const ex = new Exchange(hub, res, instance, route.protocol, route.dialect);
+  ex.traceparent = req.getHeader('traceparent');
   res.onAborted(() => ex.aborted());
   readBody(res, req.getHeader('content-length'), MAX_BODY, (tooLarge, body) => {
     if (ex.state !== OPEN) return;
@@ -123,7 +124,8 @@ export function startSimulator(opts: SimulatorOptions): Promise<Simulator> {
   return new Promise((resolve, reject) => {
     app.listen(host, opts.port ?? 0, (socket) => {
       if (socket === false) {
-        reject(new Error(`simulator could not listen on ${host}:${opts.port ?? 0}`));
+        // uWS says only that it failed; the code lets the start print one line rather than a stack (main.ts).
+        reject(Object.assign(new Error(`the simulator cannot listen on ${host}:${opts.port ?? 0} (the port is in use?); set SIMULATOR_PORT`), { code: 'ELISTEN' }));
         return;
       }
       const port = listenSocketPort(socket);

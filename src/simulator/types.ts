@@ -21,6 +21,8 @@ export type SimulatorEvent = {
   at: number;
   /** On a `request` event whose body parsed: the body exactly as received (tests inspect what a gateway sent). */
   body?: string;
+  /** The traceparent header the request carried, when it carried one. */
+  traceparent?: string;
 };
 
 export type SimulatorListener = (e: SimulatorEvent) => void;

@@ -21,8 +21,16 @@ export function createPool(connectionString: string, max: number): pg.Pool {
   });
   // An idle client losing its server emits here; without a listener it would crash the process.
   pool.on('error', () => {});
+  // A client checked out (a transaction, a catalog load, the journal's COPY) has no pool listener: pg-pool removes
+  // it while the client is lent. A reset connection then emits 'error' on the client itself, and an 'error' event
+  // nobody listens to exits the process (issue 39: the primary died of a PostgreSQL reset). Its queries are failed
+  // with the same error, which is how the borrower learns of it; the pool drops the client when it comes back.
+  pool.on('connect', (client) => client.on('error', ignoreClientError));
   return pool;
 }
+
+/** The error also fails the client's queries (their callers answer for it): nothing more to do here. */
+function ignoreClientError(): void {}
 
 /** A sound connection rolls back in milliseconds; one that does not answer by then is not waited on. */
 const ROLLBACK_TIMEOUT_MS = 1000;

@@ -24,9 +24,11 @@ export class SupplierConnections {
   constructor(private readonly settings: ConnectionSettings) {}
 
   /** One POST of `body` to the target; resolves with the reply's head (a connect error or timeout rejects). */
-  send(target: Target, body: string, abort: CallAbort): Promise<ReplyHead> {
+  /** `traceparent`: a traced attempt's W3C trace context, sent besides the route's fixed headers. */
+  send(target: Target, body: string, abort: CallAbort, traceparent: string | null = null): Promise<ReplyHead> {
     const reply = new ReplyBody(abort);
-    this.to(target.origin).dispatch({ method: 'POST', path: target.path, headers: target.headers, body }, reply);
+    const headers = traceparent === null ? target.headers : { ...target.headers, traceparent };
+    this.to(target.origin).dispatch({ method: 'POST', path: target.path, headers, body }, reply);
     return reply.head;
   }
 

@@ -11,6 +11,7 @@ import type { ProtocolCode, Route } from '../catalog/types.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import type { Logger } from '../log/logger.js';
 import type { Metrics } from '../metrics/registry.js';
+import type { CallTrace } from '../metrics/tracing.js';
 import { CircuitBreaker } from './breaker.js';
 import { SupplierConnections, type ConnectionSettings } from './connections.js';
 import { classify, type FailureKind } from './failures.js';
@@ -50,6 +51,8 @@ export interface Answered {
 /** The reply the call goes on with, and the route that gave it. */
 export interface UpstreamReply extends Answered {
   route: Route;
+  /** Routes tried to get this reply, this one included (more than 1: failover). */
+  attempts: number;
 }
 
 /**
@@ -59,6 +62,9 @@ export interface UpstreamReply extends Answered {
  * already dropped; a connect error or timeout is thrown as AttemptFailed.
  */
 export type Transport = (target: Target, body: string, abort: CallAbort, settings: DispatchSettings) => Promise<Answered>;
+
+/** What a traced call's attempts report (metrics/tracing.ts). */
+export type AttemptTrace = Pick<CallTrace, 'attemptStart' | 'attemptEnd'>;
 
 export class SupplierDispatcher {
   private readonly connections: SupplierConnections;
@@ -105,6 +111,7 @@ export class SupplierDispatcher {
     abort: CallAbort,
     tried: ReadonlySet<Route> | null = null,
     transport: Transport | null = null,
+    trace: AttemptTrace | null = null,
   ): Promise<UpstreamReply> {
     const kinds: FailureKind[] = [];
     for (const route of this.order(routes)) {
@@ -117,21 +124,30 @@ export class SupplierDispatcher {
         kinds.push('credential');
         continue;
       }
+      // Traced: the attempt's span, and its traceparent sent on (to a pool thread's attempt among the target's headers).
+      const traceparent = trace === null ? null : trace.attemptStart(supplier.name, route.upstreamModel);
       try {
-        const res: UpstreamReply = transport === null ? await this.request(route, target, bodyFor(route), abort) : { route, ...(await transport(target, bodyFor(route), abort, this.settings)) };
+        const res: UpstreamReply =
+          transport === null
+            ? await this.request(route, target, bodyFor(route), abort, traceparent)
+            : { route, attempts: 1, ...(await transport(traceparent === null ? target : { ...target, headers: { ...target.headers, traceparent } }, bodyFor(route), abort, this.settings)) };
         if (res.statusCode === 429 || res.statusCode === 529 || res.statusCode >= 500) {
           const kind: FailureKind = res.statusCode >= 500 && res.statusCode !== 503 && res.statusCode !== 529 ? 'server' : 'overloaded';
+          trace?.attemptEnd(res.statusCode, kind);
           await res.body?.dump();
           this.failed(supplier.id, supplier.name, kind, res.statusCode);
           kinds.push(kind);
           continue;
         }
+        trace?.attemptEnd(res.statusCode, null);
         this.breaker.success(supplier.id);
+        res.attempts = kinds.length + 1;
         if (kinds.length > 0) this.metrics.count('supplier_failovers');
         return res;
       } catch (err) {
-        if (abort.aborted) throw err;
         const kind = classify(err);
+        trace?.attemptEnd(0, abort.aborted ? 'aborted' : (kind ?? 'error'));
+        if (abort.aborted) throw err;
         if (kind === null) throw err;
         this.failed(supplier.id, supplier.name, kind, 0);
         kinds.push(kind);
@@ -143,9 +159,9 @@ export class SupplierDispatcher {
   }
 
   /** One attempt on this thread: undici, keep-alive per origin; the body is the caller's to read. */
-  private async request(route: Route, target: Target, body: string, abort: CallAbort): Promise<UpstreamReply> {
-    const head = await this.connections.send(target, body, abort);
-    return { route, statusCode: head.statusCode, contentType: head.contentType, body: head.body, read: null };
+  private async request(route: Route, target: Target, body: string, abort: CallAbort, traceparent: string | null): Promise<UpstreamReply> {
+    const head = await this.connections.send(target, body, abort, traceparent);
+    return { route, attempts: 1, statusCode: head.statusCode, contentType: head.contentType, body: head.body, read: null };
   }
 
   /** A stored catalog names a variable the policy refuses: the route is skipped, nothing is sent. */

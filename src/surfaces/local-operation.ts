@@ -1,9 +1,10 @@
 // What a local operation is: an operation on a model that the gateway
-// answers itself (count_tokens), with no supplier, no admission, no quota,
-// no reservation. Data (path, envelope, carrier, the protocol and modality
-// the model and key must allow) plus pure functions; pipeline/local.ts runs
-// every one the same way: authenticate → decode → resolve → scope → compute
-// → answer.
+// answers itself (count_tokens), with no supplier, no reservation and no
+// model-call quota (the key's concurrency slot and a quota of its own
+// instead). Data (path, envelope, carrier, the protocol and modality the
+// model and key must allow) plus pure functions; pipeline/local.ts runs every
+// one the same way: authenticate → slot → quota → decode → resolve → scope →
+// compute → answer.
 import type { Carrier } from '../auth/types.js';
 import type { CatalogModel, ModalityCode, ProtocolCode } from '../catalog/types.js';
 import type { EnvelopeKind } from '../errors/envelopes.js';
@@ -15,7 +16,7 @@ export interface LocalTools {
 }
 
 /** Result of decoding a body in the pool: the decoded request, or the refusal to send. */
-export type DecodeResult<D> = { ok: true; decoded: D } | { ok: false; code: 'invalid_json' | 'invalid_request' | 'nesting_too_deep'; param: string | null };
+export type DecodeResult<D> = { ok: true; decoded: D } | { ok: false; code: 'invalid_json' | 'invalid_request' | 'nesting_too_deep'; param: string | null; message?: string };
 
 export interface LocalOperation<D> {
   readonly path: string;

@@ -56,7 +56,7 @@ export interface Prepared {
 }
 
 /** Result of preparing a body in the pool: the prepared request, or the refusal to send. */
-export type PrepareResult = { ok: true; prepared: Prepared } | { ok: false; code: 'invalid_json' | 'invalid_request' | 'nesting_too_deep'; param: string | null };
+export type PrepareResult = { ok: true; prepared: Prepared } | { ok: false; code: 'invalid_json' | 'invalid_request' | 'nesting_too_deep'; param: string | null; message?: string };
 
 /**
  * A reply body in parts (text and UTF-8 bytes), sent one after the other
@@ -147,8 +147,9 @@ export interface ModelCallSurface<R> {
   /** The protocol suppliers must speak for this surface (catalog routes, wires). */
   readonly protocol: ProtocolCode;
   /**
-   * Optional asynchronous check between decode and reservation, for what a
-   * pure prepare() cannot know (responses: that previous_response_id belongs
+   * Optional asynchronous check after admission and reservation (so the
+   * quota counts it) and before any supplier, for what a pure prepare()
+   * cannot know (responses: that previous_response_id belongs
    * to the caller's organization). Throws a GatewayError to refuse.
    */
   verify?(prepared: Prepared, call: CallInfo, services: SurfaceServices): Promise<void>;

@@ -1,10 +1,13 @@
 // ajv, compiled once per surface at start. A schema violation becomes one
-// invalid_request refusal naming the member at fault (`param`), in the
-// surface's own envelope.
+// invalid_request refusal naming the member at fault (`param`) and, in its
+// message, the member and the rule it broke (a schema's `x-rule` where the
+// rule needs a reason, ajv's wording of the keyword otherwise), in the
+// surface's own envelope. Clients such as the AI SDK show only the message.
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { GatewayError } from '../errors/gateway-error.js';
 
-const ajv = new Ajv({ allErrors: false, strict: false });
+// verbose: an error carries the schema it broke, so its `x-rule` can be read.
+const ajv = new Ajv({ allErrors: false, strict: false, verbose: true });
 
 /**
  * An integer member a caller sends. JSON numbers such as 1e308 are integers
@@ -30,9 +33,33 @@ function paramOf(e: ErrorObject): string {
   return out;
 }
 
+/** The rule a member broke, in words. */
+function ruleOf(e: ErrorObject): string {
+  const stated = (e.parentSchema as Record<string, unknown> | undefined)?.['x-rule'];
+  if (typeof stated === 'string') return stated;
+  switch (e.keyword) {
+    case 'additionalProperties':
+      return 'is not a member this surface accepts (docs/api lists them)';
+    case 'required':
+      return 'is required';
+    case 'enum':
+      return `must be one of ${(e.params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}`;
+    case 'const':
+      return `must be ${JSON.stringify(e.params.allowedValue)}`;
+    default:
+      return e.message ?? 'has a value outside what it accepts';
+  }
+}
+
+/** "`member` rule." naming the member at fault; the body itself when no member is. */
+export function refusalMessage(e: ErrorObject): string {
+  const param = paramOf(e);
+  return `${param === '' ? 'The request body' : '`' + param + '`'} ${ruleOf(e)}.`;
+}
+
 export function assertValid(validate: ValidateFunction, body: unknown): void {
   if (!validate(body)) {
-    const e = validate.errors![0];
-    throw new GatewayError('invalid_request', { param: paramOf(e) || undefined });
+    const e = validate.errors![0]!;
+    throw new GatewayError('invalid_request', { param: paramOf(e) || undefined, message: refusalMessage(e) });
   }
 }

@@ -7,8 +7,8 @@ import { assetRoute, loadAssets } from './assets.js';
 import { landingRoute } from './landing.js';
 import { consolePageRoutes } from './console-page.js';
 
-export function webRoutes(catalog: CatalogHolder): Route[] {
+export function webRoutes(catalog: CatalogHolder, currency: string): Route[] {
   // Read and compressed once per worker at start.
   const assets = loadAssets();
-  return [landingRoute(catalog, assets), assetRoute(assets), ...consolePageRoutes(assets)];
+  return [landingRoute(catalog, assets, currency), assetRoute(assets), ...consolePageRoutes(assets, currency)];
 }

@@ -22,8 +22,15 @@ export const TEXT = {
     context: 'Context window',
     maxOutput: 'Max output',
     typical: 'Typical request',
+    price: 'Price',
+    perMtok: 'per 1M tokens',
+    perImage: 'per image',
+    input: 'input',
+    cachedInput: 'cached input',
+    output: 'output',
+    free: 'free',
     noTraffic: 'not measured yet',
-    tokens: 'tokens',
+    tokens: { one: 'token', other: 'tokens' } as Record<string, string>,
     example: 'Example call',
     copy: 'Copy',
     copied: 'Copied',
@@ -50,8 +57,16 @@ export const TEXT = {
     context: 'Контекстное окно',
     maxOutput: 'Максимум ответа',
     typical: 'Типичный запрос',
+    price: 'Цена',
+    perMtok: 'за 1 млн токенов',
+    perImage: 'за изображение',
+    input: 'ввод',
+    cachedInput: 'ввод из кэша',
+    output: 'вывод',
+    free: 'бесплатно',
     noTraffic: 'пока не измерено',
-    tokens: 'токенов',
+    // Russian plurals by rule: 1 токен, 2–4 токена (16 384 токена), 5–20 токенов, 21 токен.
+    tokens: { one: 'токен', few: 'токена', many: 'токенов', other: 'токена' } as Record<string, string>,
     example: 'Пример вызова',
     copy: 'Копировать',
     copied: 'Скопировано',
@@ -62,6 +77,14 @@ export const TEXT = {
     protocol: { chat_completions: 'Chat completions', responses: 'Responses', native_messages: 'Messages', embeddings: 'Embeddings', images: 'Images' } as Record<string, string>,
   },
 } as const;
+
+const PLURALS = { en: new Intl.PluralRules('en-US'), ru: new Intl.PluralRules('ru-RU') };
+
+/** "16,384 tokens" / "16 384 токена": the number in the language's digits, the word in its plural form. */
+export function tokenCount(n: number, lang: Lang): string {
+  const forms = TEXT[lang].tokens;
+  return `${n.toLocaleString(lang === 'ru' ? 'ru-RU' : 'en-US')} ${forms[PLURALS[lang].select(n)] ?? forms.other}`;
+}
 
 function cookie(header: string, name: string): string | null {
   for (const part of header.split(';')) {

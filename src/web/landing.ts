@@ -5,12 +5,13 @@
 // model, as the list does.
 import type { CatalogHolder } from '../catalog/holder.js';
 import type { Route } from '../server/context.js';
-import { send } from '../server/respond.js';
 import type { AssetSet } from './assets.js';
 import { bannerSvg } from './banner.js';
-import { encodeBody, notModified, pickEncoding, type Encoded } from './encoded.js';
-import { esc, PAGE_HEADERS, pageShell } from './html.js';
-import { chooseLang, TEXT, type Lang } from './landing-text.js';
+import { encodeBody, type Encoded } from './encoded.js';
+import { esc, langSwitch, pageRoute, pageShell } from './html.js';
+import { TEXT, tokenCount, type Lang } from './landing-text.js';
+import type { Price } from '../catalog/types.js';
+import { formatMoney } from '../money/money.js';
 
 type Model = Record<string, any>;
 
@@ -29,7 +30,8 @@ function exampleCall(protocol: string, model: string): string {
     case 'native_messages':
       return `curl "$TOLLGATE_URL/v1/messages" -H "x-api-key: $TOLLGATE_KEY" -H 'anthropic-version: 2023-06-01' ${type} \\\n  -d ${json({ model, max_tokens: 256, messages: [{ role: 'user', content: 'Hello!' }] })}`;
     case 'embeddings':
-      return `curl "$TOLLGATE_URL/v1/embeddings" ${bearer} ${type} \\\n  -d ${json({ model, input: 'Hello!' })}`;
+      // The spec wants base64 and an array input: the example must be a call that succeeds.
+      return `curl "$TOLLGATE_URL/v1/embeddings" ${bearer} ${type} \\\n  -d ${json({ model, encoding_format: 'base64', input: ['Hello!'] })}`;
     case 'images':
       return `curl "$TOLLGATE_URL/v1/images/generations" ${bearer} ${type} \\\n  -d ${json({ model, prompt: 'A lighthouse at dawn' })}`;
     default:
@@ -38,14 +40,37 @@ function exampleCall(protocol: string, model: string): string {
 }
 
 function count(n: unknown, lang: Lang): string {
-  return typeof n === 'number' ? `${n.toLocaleString(lang === 'ru' ? 'ru-RU' : 'en-US')} ${TEXT[lang].tokens}` : '—';
+  return typeof n === 'number' ? tokenCount(n, lang) : '—';
+}
+
+/** A price in micros as the page shows it: "0.15", "2.50", "0.075" (every significant digit, at least two). */
+function amount(micros: number, lang: Lang): string {
+  const text = formatMoney(micros);
+  return lang === 'ru' ? text.replace('.', ',') : text;
+}
+
+/** What the model costs, in the account currency: per million tokens (input, cached input, output) or per image. */
+function priceText(price: Price | undefined, currency: string, lang: Lang): string {
+  const t = TEXT[lang];
+  if (price === undefined) return '—';
+  const parts: string[] = [];
+  const tokens = [
+    [t.input, price.inputPerMtok],
+    [t.cachedInput, price.cachedInputPerMtok],
+    [t.output, price.outputPerMtok],
+  ] as const;
+  if (tokens.some(([, v]) => v > 0)) {
+    parts.push(`${tokens.filter(([, v]) => v > 0).map(([label, v]) => `${label} ${amount(v, lang)}`).join(' · ')} ${currency} ${t.perMtok}`);
+  }
+  if (price.imageUnit > 0) parts.push(`${amount(price.imageUnit, lang)} ${currency} ${t.perImage}`);
+  return parts.length > 0 ? parts.join('; ') : t.free;
 }
 
 function name(m: Model, lang: Lang): string {
   return lang === 'ru' ? m.display_name_ru : m.display_name_en;
 }
 
-function card(m: Model, lang: Lang): string {
+function card(m: Model, lang: Lang, price: Price | undefined, currency: string): string {
   const t = TEXT[lang];
   const id = esc(m.id);
   const examples = (m.protocol_codes as string[])
@@ -73,6 +98,7 @@ function card(m: Model, lang: Lang): string {
     `<dt>${esc(t.protocols)}</dt><dd>${esc((m.protocol_codes as string[]).map((c) => t.protocol[c] ?? c).join(', '))}</dd>` +
     `<dt>${esc(t.context)}</dt><dd>${count(m.context_window_tokens, lang)}</dd>` +
     `<dt>${esc(t.maxOutput)}</dt><dd>${count(m.max_output_tokens, lang)}</dd>` +
+    `<dt>${esc(t.price)}</dt><dd class="price">${esc(priceText(price, currency, lang))}</dd>` +
     `<dt>${esc(t.typical)}</dt><dd>${spend}</dd>` +
     `</dl>${examples}</div></article>`
   );
@@ -83,13 +109,10 @@ function header(models: Model[], lang: Lang): string {
   const featured = BADGES.map((b) => models.find((m) => m.header_badge === b))
     .map((m, i) => (m === undefined ? '' : `<li><a href="#model-${esc(m.id)}"><span class="badge badge-${BADGES[i]}">${esc(t.badge[BADGES[i]])}</span> ${esc(name(m, lang))}</a></li>`))
     .join('');
-  const langs = (['en', 'ru'] as const)
-    .map((l) => `<button type="button" class="lang" data-lang="${l}" aria-pressed="${l === lang}" lang="${l}">${l === 'en' ? 'English' : 'Русский'}</button>`)
-    .join('');
   return (
     `<header class="site"><div class="brand"><a href="/" class="logo">Tollgate</a><p class="tagline">${esc(t.tagline)}</p></div>` +
     `<nav aria-label="${esc(t.headerPanel)}" class="featured"><ul>${featured}</ul></nav>` +
-    `<div class="tools"><div role="group" aria-label="${esc(t.language)}" class="langs">${langs}</div>` +
+    `<div class="tools">${langSwitch(lang, t.language)}` +
     `<a class="button" href="/console">${esc(t.console)}</a></div></header>`
   );
 }
@@ -114,7 +137,13 @@ function carousel(models: Model[], lang: Lang): string {
   );
 }
 
-export function renderLanding(models: Model[], stale: boolean, lang: Lang, assets: AssetSet): string {
+/** The page's view of prices: the catalog model's price by public id, and the account currency. */
+export interface PriceBook {
+  priceOf(id: string): Price | undefined;
+  currency: string;
+}
+
+export function renderLanding(models: Model[], stale: boolean, lang: Lang, assets: AssetSet, prices: PriceBook): string {
   const t = TEXT[lang];
   let main: string;
   if (stale) main = `<p class="notice" role="status">${esc(t.stale)}</p>`;
@@ -123,12 +152,12 @@ export function renderLanding(models: Model[], stale: boolean, lang: Lang, asset
     main =
       carousel(models, lang) +
       `<section aria-labelledby="all-title"><h2 id="all-title">${esc(t.all)}</h2><p class="hint" id="set-url">${esc(t.setUrl)}</p>` +
-      `<div class="cards">${models.map((m) => card(m, lang)).join('')}</div></section>`;
+      `<div class="cards">${models.map((m) => card(m, lang, prices.priceOf(m.id), prices.currency)).join('')}</div></section>`;
   const body = (stale ? `<header class="site"><div class="brand"><a href="/" class="logo">Tollgate</a></div></header>` : header(models, lang)) + `<main id="main">${main}</main>`;
   return pageShell({ lang, title: t.title, page: 'landing', assets, body });
 }
 
-export function landingRoute(catalog: CatalogHolder, assets: AssetSet): Route {
+export function landingRoute(catalog: CatalogHolder, assets: AssetSet, currency: string): Route {
   // One rendering per (catalog list ETag, language), replaced when the catalog moves.
   let renderedFor = '';
   const pages = new Map<Lang, Encoded>();
@@ -140,35 +169,13 @@ export function landingRoute(catalog: CatalogHolder, assets: AssetSet): Route {
     }
     let p = pages.get(lang);
     if (p === undefined) {
-      p = encodeBody('text/html; charset=utf-8', renderLanding(snap.stale ? [] : (snap.publicModels as Model[]), snap.stale, lang, assets));
+      p = encodeBody('text/html; charset=utf-8', renderLanding(snap.stale ? [] : (snap.publicModels as Model[]), snap.stale, lang, assets, {
+          priceOf: (id) => snap.byName.get(id)?.price,
+          currency,
+        }));
       pages.set(lang, p);
     }
     return p;
   };
-  return {
-    method: 'get',
-    path: '/',
-    surface: 'web',
-    envelope: 'rest',
-    readsBody: false,
-    headers: ['accept-encoding', 'accept-language', 'cookie'],
-    handle(ctx) {
-      const lang = chooseLang(ctx.query, ctx.headers[2], ctx.headers[1]);
-      const p = page(lang);
-      const headers: Array<readonly [string, string]> = [
-        ...PAGE_HEADERS,
-        ['ETag', p.etag],
-        ['Cache-Control', 'no-cache'],
-        ['Vary', 'Accept-Encoding, Accept-Language, Cookie'],
-        ['Content-Language', lang],
-      ];
-      if (notModified(ctx.ifNoneMatch, p.etag)) {
-        send(ctx, 304, null, '', headers);
-        return;
-      }
-      const { coding, bytes } = pickEncoding(p, ctx.headers[0]);
-      if (coding !== null) headers.push(['Content-Encoding', coding]);
-      send(ctx, 200, p.type, bytes, headers);
-    },
-  };
+  return pageRoute('/', (lang) => page(lang));
 }

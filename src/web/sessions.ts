@@ -4,7 +4,14 @@
 // model-call path, and reading the row every time means a sign-out, an
 // expiry or a disabled account takes effect on every worker and instance at
 // once, with no cache to invalidate.
-import { createHash, randomBytes } from 'node:crypto';
+//
+// An operator's session is bound to the admin token it was exchanged for
+// (issue 30 item 7): its cookie token is 16 random bytes and a 16-byte
+// HMAC-SHA256 of them under that admin token. A session is an operator's only
+// while the gateway's admin token still makes the same MAC, so changing the
+// token (or removing it) ends every operator session on the next request,
+// with nothing about the token kept in the store and no extra query.
+import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Pool } from '../store/pool.js';
 
 export const COOKIE = 'tg_session';
@@ -23,8 +30,39 @@ function hashOf(token: string): Buffer {
   return createHash('sha256').update(token).digest();
 }
 
-export async function createSession(pool: Pool, who: { accountId: string | null; orgId: string | null }, ttlMs: number): Promise<{ token: string; csrfToken: string; expiresAt: Date }> {
-  const token = randomBytes(32).toString('base64url');
+const NONCE_BYTES = 16;
+
+function operatorMac(nonce: Buffer, adminToken: string): Buffer {
+  return createHmac('sha256', adminToken).update('tollgate operator session\0').update(nonce).digest().subarray(0, 32 - NONCE_BYTES);
+}
+
+/** Whether an operator session's token was made under this admin token (constant time); with none configured, no operator session is live. */
+export function madeUnder(token: string, adminToken: string | null): boolean {
+  if (adminToken === null) return false;
+  const raw = Buffer.from(token, 'base64url');
+  if (raw.length !== 32) return false;
+  return timingSafeEqual(raw.subarray(NONCE_BYTES), operatorMac(raw.subarray(0, NONCE_BYTES), adminToken));
+}
+
+/**
+ * A new session: `who.orgId` null is the operator's, which needs the admin
+ * token it is exchanged for (its token carries that token's MAC).
+ */
+export async function createSession(
+  pool: Pool,
+  who: { accountId: string | null; orgId: string | null },
+  ttlMs: number,
+  adminToken: string | null,
+): Promise<{ token: string; csrfToken: string; expiresAt: Date }> {
+  let raw: Buffer;
+  if (who.orgId === null) {
+    if (adminToken === null) throw new Error('an operator session needs the admin token it is made from');
+    const nonce = randomBytes(NONCE_BYTES);
+    raw = Buffer.concat([nonce, operatorMac(nonce, adminToken)]);
+  } else {
+    raw = randomBytes(32);
+  }
+  const token = raw.toString('base64url');
   const csrfToken = randomBytes(24).toString('base64url');
   const expiresAt = new Date(Date.now() + ttlMs);
   await pool.query('INSERT INTO console_sessions (token_hash, account_id, org_id, csrf_token, expires_at) VALUES ($1, $2, $3, $4, $5)', [
@@ -37,8 +75,11 @@ export async function createSession(pool: Pool, who: { accountId: string | null;
   return { token, csrfToken, expiresAt };
 }
 
-/** The live session of a token: not revoked, not expired, its account not disabled. */
-export async function findSession(pool: Pool, token: string): Promise<Session | null> {
+/**
+ * The live session of a token: not revoked, not expired, its account not
+ * disabled, and, for the operator's, made under the current `adminToken`.
+ */
+export async function findSession(pool: Pool, token: string, adminToken: string | null): Promise<Session | null> {
   if (token.length !== 43) return null;
   const { rows } = await pool.query(
     `SELECT s.account_id, s.org_id, s.csrf_token, s.expires_at, a.email, a.display_name
@@ -49,6 +90,7 @@ export async function findSession(pool: Pool, token: string): Promise<Session | 
   );
   const r = rows[0];
   if (r === undefined) return null;
+  if (r.org_id === null && !madeUnder(token, adminToken)) return null;
   return { accountId: r.account_id, orgId: r.org_id, csrfToken: r.csrf_token, expiresAt: r.expires_at, email: r.email, name: r.display_name };
 }
 

@@ -17,7 +17,7 @@ function refusal(fn: () => unknown): GatewayError {
 }
 
 t.test('create: defaults', async (t) => {
-  t.same(parseCreateInput({ name: ' ci ' }), { name: 'ci', scope: null, binding: 'organization', funding: 'balance', expiresAt: null });
+  t.same(parseCreateInput({ name: ' ci ' }), { name: 'ci', scope: null, binding: 'organization', funding: 'balance', expiresAt: null, quotaPerMinute: null });
 });
 
 t.test('create: every member', async (t) => {

@@ -18,7 +18,7 @@ const EMBED = '20000000-0000-4000-8000-000000000004'; // northwind, embeddings
 const CANVAS = '20000000-0000-4000-8000-000000000005'; // aurora, images
 
 const key = (scope: KeyScope | null): ApiKey => ({
-  id: 'k', orgId: 'o', name: 'n', prefix: 'abcdef', last4: 'wxyz', version: 1, scope, binding: 'organization', funding: 'balance', expiresAt: null,
+  id: 'k', orgId: 'o', name: 'n', prefix: 'abcdef', last4: 'wxyz', version: 1, scope, binding: 'organization', funding: 'balance', expiresAt: null, quotaPerMinute: null,
 });
 
 let snap: CatalogSnapshot;

@@ -80,15 +80,30 @@ t.test('goals: every issue-14 target under its stable id, a ratio and pass/miss,
     t.type(x.score, 'number');
     t.ok(x.pass === null ? x.limit === null : typeof x.pass === 'boolean', `${x.id}: pass/miss or a stated figure`);
   }
-  t.match(byId.get('unary_cpu_vs_bare'), { ratio: 3, score: 3, limit: 2, pass: false });
+  t.match(byId.get('unary_cpu_vs_bare'), { measured: 110, ratio: 2.75, score: 2.75, limit: 2.5, pass: false }, 'the gateway\'s processes, the store apart');
+  t.match(byId.get('unary_cpu_all_vs_bare'), { ratio: 3, limit: null, pass: null });
+  t.match(byId.get('store_cpu_per_call'), { score: 10, limit: 10, pass: true });
+  t.match(byId.get('primary_cpu_per_call'), { score: 10, limit: 3, pass: false });
   t.match(byId.get('unary_throughput_vs_bare'), { score: 0.4, limit: 0.5, atMost: false, pass: false });
   t.match(byId.get('unary_1conn_p50_added'), { score: 0.08, pass: true });
-  t.match(byId.get('primary_cpu_share'), { score: 8.333, pass: true });
+  t.match(byId.get('primary_cpu_share'), { score: 8.333, limit: 5, pass: false });
   t.match(byId.get('cluster_ceiling'), { measured: 100_000, pass: null });
   // One worker: 1e6 / 100 µs = 10,000 calls/s; 16 of them 160,000, capped by the ceiling (100,000): 10×.
   t.match(byId.get('projection_16_cores'), { measured: 100_000, reference: 10_000, score: 10, limit: 12, pass: false });
   t.match(byId.get('worker_rss'), { score: 140, pass: true }, 'the mixed scenarios are not chat scenarios');
   t.match(byId.get('gateway_rss_one_worker'), { score: 240, pass: true });
+});
+
+t.test('goals: a primary that used no measurable CPU sets no ceiling; the projection is 16 workers', async (t) => {
+  const lat = (p50: number, p99: number) => ({ count: 1, mean: p50, p50, p90: p50, p99, max: p99 });
+  const list = goals([
+    full('unary', 'bare', 'bare', { rps: 20_000, cpuMsPerK: 40, latency: lat(1, 4) }),
+    full('unary', 'tollgate', 'tollgate', { rps: 8_000, cpuMsPerK: 110, cpuMsPerKByRole: { primary: 0, worker: 100, db: 10 }, latency: lat(3, 10) }),
+  ]);
+  const byId = new Map(list.map((x) => [x.id, x]));
+  t.notOk(byId.has('cluster_ceiling'), 'no ceiling stated');
+  t.match(byId.get('projection_16_cores'), { score: 16, pass: true });
+  t.match(byId.get('primary_cpu_per_call'), { score: 0, pass: true });
 });
 
 t.test('goals: a worker\'s CPU per call across WORKERS, from a sweep', async (t) => {

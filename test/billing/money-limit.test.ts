@@ -31,7 +31,7 @@ if (db !== null) {
   const stored = async (orgId: string) => {
     const { rows } = await pool.query(
       `SELECT balance_micros::text AS b, package_micros::text AS p, (SELECT count(*)::int FROM ledger_entries WHERE org_id = $1) AS entries
-       FROM organizations WHERE id = $1`,
+       FROM organization_money WHERE id = $1`,
       [orgId],
     );
     return rows[0] as { b: string; p: string; entries: number };

@@ -9,11 +9,11 @@ import { workerPids } from '../helpers/workers.js';
 const argv = (pid: number): string[] => readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter((a) => a !== '');
 
 t.test('flags from the settings; 0 leaves V8 its own choice', async (t) => {
-  t.same(workerHeapFlags({ semi_space_mb: 0, heap_growing_percent: 0 }), []);
-  t.same(workerHeapFlags({ semi_space_mb: 2, heap_growing_percent: 50 }), ['--max-semi-space-size=2', '--heap-growing-percent=50']);
-  t.same(workerHeapFlags({ semi_space_mb: 0, heap_growing_percent: 25 }), ['--heap-growing-percent=25']);
-  t.same(primaryHeapFlags({ semi_space_mb: 2, heap_growing_percent: 50 }), ['--heap-growing-percent=50'], 'the primary sets only the growth, at run time');
-  t.same(primaryHeapFlags({ semi_space_mb: 2, heap_growing_percent: 0 }), []);
+  t.same(workerHeapFlags({ semi_space_mb: 0, heap_growing_percent: 0, reducer: true }), []);
+  t.same(workerHeapFlags({ semi_space_mb: 2, heap_growing_percent: 50, reducer: false }), ['--max-semi-space-size=2', '--heap-growing-percent=50', '--no-memory-reducer']);
+  t.same(workerHeapFlags({ semi_space_mb: 0, heap_growing_percent: 25, reducer: true }), ['--heap-growing-percent=25']);
+  t.same(primaryHeapFlags({ semi_space_mb: 2, heap_growing_percent: 50, reducer: false }), ['--heap-growing-percent=50'], 'the primary sets only the growth, at run time');
+  t.same(primaryHeapFlags({ semi_space_mb: 2, heap_growing_percent: 0, reducer: false }), []);
 });
 
 t.test('a real gateway: every worker runs with the configured flags, the primary without them on its command line', async (t) => {
@@ -25,9 +25,10 @@ t.test('a real gateway: every worker runs with the configured flags, the primary
     const args = argv(pid);
     t.ok(args.includes('--max-semi-space-size=3'), `worker ${pid}: ${args.join(' ')}`);
     t.ok(args.includes('--heap-growing-percent=40'), `worker ${pid}: ${args.join(' ')}`);
+    t.ok(args.includes('--no-memory-reducer'), `worker ${pid}: the memory reducer off by default`);
   }
   const primary = argv(gw.proc.pid!);
-  t.notOk(primary.some((a) => a.startsWith('--max-semi-space-size') || a.startsWith('--heap-growing-percent')), `primary: ${primary.join(' ')}`);
+  t.notOk(primary.some((a) => a.startsWith('--max-semi-space-size') || a.startsWith('--heap-growing-percent') || a === '--no-memory-reducer'), `primary: ${primary.join(' ')}`);
   const res = await fetch(`${gw.url}/healthz`);
   t.equal(res.status, 200, 'and it serves');
 });

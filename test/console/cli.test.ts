@@ -88,7 +88,7 @@ t.test('keys: create (secret once), list, show, edit (version), revoke, reaching
   t.match(stale.stderr, /version_conflict/);
   const badScope = await tollgate(['keys', 'edit', keyId, '--version', '2', '--models', 'not-a-uuid'], env);
   t.equal(badScope.code, 1);
-  t.match(badScope.stderr, /scope\.model_ids\[0\]: must be a catalog model_id/);
+  t.match(badScope.stderr, /scope\.model_ids\[0\]: "not-a-uuid" is not a catalog model name, alias or model_id/);
 
   const revoked = await tollgate(['keys', 'revoke', keyId, '--json'], env);
   t.equal(revoked.code, 0);
@@ -139,4 +139,26 @@ t.test('orgs show --url: the amount held, the open reservations and the quotas, 
   const noToken = await tollgate(['orgs', 'show', org.id, '--url', live.url], env);
   t.equal(noToken.code, 2, 'without ADMIN_TOKEN: a usage error');
   t.match(noToken.stderr, /ADMIN_TOKEN/);
+});
+
+t.test('keys create/edit --quota-per-minute: the key\'s own quota, shown, validated and removed', async (t) => {
+  const org = JSON.parse((await tollgate(['orgs', 'create', '--name', 'Quota', '--json'], env)).stdout);
+  const created = await tollgate(['keys', 'create', org.id, '--name', 'limited', '--quota-per-minute', '3', '--json'], env);
+  t.equal(created.code, 0, created.stderr);
+  const key = JSON.parse(created.stdout);
+  t.equal(key.quota_per_minute, 3);
+  t.match((await tollgate(['keys', 'show', key.id], env)).stdout, /quota:\s+3\/min/);
+  t.match((await tollgate(['keys', 'list', org.id], env)).stdout, /QUOTA[\s\S]*3\/min/);
+  for (const bad of ['0', '1000001', 'lots', '2.5']) {
+    const refused = await tollgate(['keys', 'create', org.id, '--name', 'x', '--quota-per-minute', bad], env);
+    t.equal(refused.code, 1, `--quota-per-minute ${bad} is refused`);
+    t.match(refused.stderr, /quota_per_minute: must be a whole number of calls from 1 to 1000000/);
+  }
+  const edited = await tollgate(['keys', 'edit', key.id, '--force', '--quota-per-minute', '10', '--json'], env);
+  t.equal(JSON.parse(edited.stdout).quota_per_minute, 10);
+  const both = await tollgate(['keys', 'edit', key.id, '--force', '--quota-per-minute', '10', '--no-quota'], env);
+  t.equal(both.code, 2);
+  const removed = await tollgate(['keys', 'edit', key.id, '--force', '--no-quota', '--json'], env);
+  t.equal(removed.code, 0, removed.stderr);
+  t.equal(JSON.parse(removed.stdout).quota_per_minute, null);
 });

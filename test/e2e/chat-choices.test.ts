@@ -4,10 +4,9 @@
 // choice's output.
 import OpenAI from 'openai';
 import t from 'tap';
-import { startSimulator } from '../../src/simulator/index.js';
-import { startGateway } from '../helpers/gateway.js';
+import { gatewayWithSimulator } from '../helpers/gateway.js';
 import { micros } from '../helpers/money.js';
-import { ADMIN_TOKEN, organization, provision, usageRows } from '../helpers/provision.js';
+import { organization, provision, usageRows } from '../helpers/provision.js';
 import { testDatabase } from '../helpers/services.js';
 
 /** The demo catalog's price of nw-swift-1 (config/catalog.seed.json). */
@@ -16,12 +15,7 @@ const charge = (input: number, output: number): number => Math.ceil((input * SWI
 
 const db = await testDatabase(t);
 if (db !== null) {
-  const sim = await startSimulator({ instances: ['alpha', 'beta', 'gamma'] });
-  const gw = await startGateway({ env: { DATABASE_URL: db, SIMULATOR_URL: sim.url, ADMIN_TOKEN } });
-  t.teardown(async () => {
-    await gw.stop();
-    await sim.close();
-  });
+  const { gw } = await gatewayWithSimulator(t, db);
   const { key, orgId } = await provision(gw.url, { balance: '50.00' });
   const client = new OpenAI({ apiKey: key, baseURL: `${gw.url}/v1`, maxRetries: 0 });
   const lastRow = async (): Promise<any> => {

@@ -127,7 +127,7 @@ if (db !== null) {
   t.test('a client that stops reading: the gateway does not buffer the stream without bound', async (t) => {
     const { key } = await provision(gw.url, { balance: '10.00' });
     const rssOf = async () => {
-      const text = await (await fetch(`${gw.url}/metrics`)).text();
+      const text = await (await fetch(`${gw.opsUrl}/metrics`)).text();
       return [...text.matchAll(/tollgate_process_resident_memory_bytes\{role="worker",pid="\d+"\} (\d+)/g)].reduce((a, m) => a + Number(m[1]), 0);
     };
     const before = await rssOf();

@@ -2,19 +2,13 @@
 // against a real gateway over real HTTP (the simulator as the supplier).
 import OpenAI from 'openai';
 import t from 'tap';
-import { startSimulator } from '../../src/simulator/index.js';
-import { startGateway } from '../helpers/gateway.js';
-import { ADMIN_TOKEN, provision } from '../helpers/provision.js';
+import { gatewayWithSimulator } from '../helpers/gateway.js';
+import { provision } from '../helpers/provision.js';
 import { testDatabase } from '../helpers/services.js';
 
 const db = await testDatabase(t);
 if (db !== null) {
-  const sim = await startSimulator({ instances: ['alpha', 'beta', 'gamma'] });
-  const gw = await startGateway({ env: { DATABASE_URL: db, SIMULATOR_URL: sim.url, ADMIN_TOKEN } });
-  t.teardown(async () => {
-    await gw.stop();
-    await sim.close();
-  });
+  const { gw } = await gatewayWithSimulator(t, db);
   const { key } = await provision(gw.url, { balance: '50.00' });
   const client = new OpenAI({ apiKey: key, baseURL: `${gw.url}/v1`, maxRetries: 0 });
 

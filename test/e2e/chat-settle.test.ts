@@ -17,8 +17,8 @@ import { testDatabase } from '../helpers/services.js';
 /** The demo catalog's price of nw-swift-1 (config/catalog.seed.json). */
 const SWIFT = { inputPerMtok: 150000, cachedInputPerMtok: 75000, outputPerMtok: 600000, imageUnit: 0 };
 
-async function metric(base: string, name: string): Promise<number> {
-  const text = await (await fetch(`${base}/metrics`)).text();
+async function metric(opsUrl: string, name: string): Promise<number> {
+  const text = await (await fetch(`${opsUrl}/metrics`)).text();
   const m = new RegExp(`^tollgate_${name}_total (\\d+)$`, 'm').exec(text);
   return m === null ? 0 : Number(m[1]);
 }
@@ -82,8 +82,8 @@ if (db !== null && brokenDb !== null) {
     const org = await organization(gw.url, orgId);
     t.equal(parseMoney(org.balance), 1_000_000 - cost, 'the balance moved by the full charge');
     t.equal(org.held, '0.00');
-    t.equal(await metric(gw.url, 'billing_overdraft_calls'), 1, 'counted: calls');
-    t.equal(await metric(gw.url, 'billing_overdraft_micros'), cost - reserved, 'counted: micros');
+    t.equal(await metric(gw.opsUrl, 'billing_overdraft_calls'), 1, 'counted: calls');
+    t.equal(await metric(gw.opsUrl, 'billing_overdraft_micros'), cost - reserved, 'counted: micros');
   });
 
   t.test('issue 12 item 7: an overdraft past zero leaves a debt that refuses the next call', async (t) => {
@@ -126,6 +126,6 @@ if (db !== null && brokenDb !== null) {
     t.ok(parseMoney(u.charged)! > 0 && parseMoney(s.charged)! > 0, 'never zero');
     const org = await organization(broken.url, orgId);
     t.equal(parseMoney(org.balance), 1_000_000 - parseMoney(u.charged)! - parseMoney(s.charged)!, 'the balance moved by both charges');
-    t.equal(await metric(broken.url, 'billing_count_failed'), 2, 'both counted in tollgate_billing_count_failed_total');
+    t.equal(await metric(broken.opsUrl, 'billing_count_failed'), 2, 'both counted in tollgate_billing_count_failed_total');
   });
 }

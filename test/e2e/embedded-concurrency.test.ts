@@ -164,7 +164,7 @@ t.test('item: 32 concurrent console and model calls for 20 s on the embedded def
         `SELECT o.balance_micros,
                 (SELECT coalesce(sum(charged_micros), 0) FROM usage_records u WHERE u.org_id = o.id) AS usage,
                 (SELECT count(*) FROM usage_records u WHERE u.org_id = o.id AND charged_micros > 0) AS charged_rows
-         FROM organizations o WHERE o.id = $1`,
+         FROM organization_money o WHERE o.id = $1`,
         [org.id],
       );
       const { balance_micros: balance, usage, charged_rows: charged } = rows[0];

@@ -9,9 +9,8 @@ import OpenAI from 'openai';
 import t from 'tap';
 import { parseMoney } from '../../src/money/money.js';
 import { vectorOf } from '../../src/simulator/embeddings.js';
-import { startSimulator } from '../../src/simulator/index.js';
-import { startGateway } from '../helpers/gateway.js';
-import { ADMIN_TOKEN, organization, provision, usageRows, usageRowsAtLeast } from '../helpers/provision.js';
+import { gatewayWithSimulator } from '../helpers/gateway.js';
+import { organization, provision, usageRows, usageRowsAtLeast } from '../helpers/provision.js';
 import { testDatabase } from '../helpers/services.js';
 
 /** nw-embed-1's input price in the demo catalog (config/catalog.seed.json), micros per million tokens. */
@@ -19,12 +18,7 @@ const EMBED_PER_MTOK = 20000;
 
 const db = await testDatabase(t);
 if (db !== null) {
-  const sim = await startSimulator({ instances: ['alpha', 'beta', 'gamma'] });
-  const gw = await startGateway({ env: { DATABASE_URL: db, SIMULATOR_URL: sim.url, ADMIN_TOKEN, BILLING_FLUSH_MS: '0' } });
-  t.teardown(async () => {
-    await gw.stop();
-    await sim.close();
-  });
+  const { gw, sim } = await gatewayWithSimulator(t, db, { env: { BILLING_FLUSH_MS: '0' } });
   const sdk = (key: string) => new OpenAI({ apiKey: key, baseURL: `${gw.url}/v1`, maxRetries: 0 });
   const rowsOf = (orgId: string, n: number): Promise<any[]> => usageRowsAtLeast(gw.url, orgId, n);
   const post = async (key: string, body: unknown) => {

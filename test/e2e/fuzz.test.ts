@@ -7,7 +7,7 @@
 // is left in the ledger afterwards. Bounded by FUZZ_MS (default 20 s of
 // requests). Replay a run with FUZZ_SEED=<the printed seed>.
 import t from 'tap';
-import { startGateway } from '../helpers/gateway.js';
+import { startGateway, waitReady } from '../helpers/gateway.js';
 import { chatEnvelopeFault, embeddingsEnvelopeFault, imagesEnvelopeFault, messagesEnvelopeFault, restEnvelopeFault } from '../helpers/envelopes.js';
 import { ADMIN_TOKEN, console_, organization, provision } from '../helpers/provision.js';
 import { testDatabase } from '../helpers/services.js';
@@ -243,6 +243,7 @@ function head(method: string, path: string | Buffer, headers: Array<[string, str
 const db = await testDatabase(t);
 if (db !== null) {
   const gw = await startGateway({ env: { DATABASE_URL: db, ADMIN_TOKEN, BILLING_FLUSH_MS: '0' } });
+  await waitReady(gw); // /readyz answers 503 until the warm pool thread is ready: a fuzzed GET /readyz must find it ready
   t.teardown(() => gw.stop());
 
   t.test('fuzz: no worker restarts, every answer a 4xx in its envelope (2xx only when well-formed), no hold left', async (t) => {

@@ -14,7 +14,6 @@ import { rawRequest, workerPids } from '../helpers/workers.js';
 const ROUTES: Array<[string, string]> = [
   ['GET', '/healthz'],
   ['GET', '/readyz'],
-  ['GET', '/metrics'],
   ['GET', '/v1/models'],
   ['POST', '/v1/chat/completions'],
   ['GET', '/v1/key'],

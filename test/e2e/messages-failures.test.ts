@@ -3,9 +3,8 @@
 // simulator's anthropic-compatible instance). Money is checked on every path.
 import t from 'tap';
 import { parseMoney } from '../../src/money/money.js';
-import { startSimulator } from '../../src/simulator/index.js';
-import { startGateway } from '../helpers/gateway.js';
-import { ADMIN_TOKEN, console_, organization, provision, usageRows } from '../helpers/provision.js';
+import { gatewayWithSimulator } from '../helpers/gateway.js';
+import { console_, organization, provision, usageRows } from '../helpers/provision.js';
 import { testDatabase } from '../helpers/services.js';
 
 /** Parses SSE text into [event name, data] pairs. */
@@ -21,12 +20,7 @@ function events(text: string): Array<[string, any]> {
 
 const db = await testDatabase(t);
 if (db !== null) {
-  const sim = await startSimulator({ instances: ['alpha', 'beta', 'gamma'] });
-  const gw = await startGateway({ env: { DATABASE_URL: db, SIMULATOR_URL: sim.url, ADMIN_TOKEN, BILLING_FLUSH_MS: '0' } });
-  t.teardown(async () => {
-    await gw.stop();
-    await sim.close();
-  });
+  const { gw, sim } = await gatewayWithSimulator(t, db, { env: { BILLING_FLUSH_MS: '0' } });
 
   const post = async (path: string, key: string, body: unknown, carrier: 'x-api-key' | 'bearer' = 'x-api-key') => {
     const res = await fetch(`${gw.url}${path}`, {

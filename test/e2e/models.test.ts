@@ -1,7 +1,7 @@
 // GET /v1/models against a real PostgreSQL: the published intersection, the
 // REST envelope for unknown paths and methods, ETag, ops endpoints.
 import t from 'tap';
-import { startGateway } from '../helpers/gateway.js';
+import { startGateway, waitReady } from '../helpers/gateway.js';
 import { testDatabase } from '../helpers/services.js';
 
 const db = await testDatabase(t);
@@ -41,6 +41,46 @@ if (db !== null) {
     t.notOk('header_badge' in embed, 'optional members left out when unset');
   });
 
+  t.test('issue 31 item 7: OpenAI and Anthropic members on every entry and the page', async (t) => {
+    const body: any = await (await fetch(`${gw.url}/v1/models`)).json();
+    const swift = body.data[0];
+    t.equal(typeof swift.created, 'number');
+    t.equal(swift.owned_by, 'northwind');
+    t.equal(swift.type, 'model');
+    t.equal(swift.display_name, swift.display_name_en);
+    t.equal(Date.parse(swift.created_at) / 1000, swift.created, 'created_at is created, as RFC 3339');
+    t.same([body.has_more, body.first_id, body.last_id], [false, 'nw-swift-1', 'nw-embed-1']);
+  });
+
+  t.test('issue 31 item 7: limit, after_id, before_id page the list', async (t) => {
+    const page = async (q: string) => (await fetch(`${gw.url}/v1/models?${q}`)).json() as Promise<any>;
+    const first = await page('limit=2');
+    t.same([first.data.map((m: any) => m.id), first.has_more, first.first_id, first.last_id], [['nw-swift-1', 'au-atlas-2'], true, 'nw-swift-1', 'au-atlas-2']);
+    const next = await page(`limit=2&after_id=${first.last_id}`);
+    t.same([next.data.map((m: any) => m.id), next.has_more], [['ks-quill-1', 'au-canvas-1'], true]);
+    const last = await page(`limit=2&after_id=${next.last_id}`);
+    t.same([last.data.map((m: any) => m.id), last.has_more], [['nw-embed-1'], false]);
+    const before = await page('limit=2&before_id=au-canvas-1');
+    t.same([before.data.map((m: any) => m.id), before.has_more], [['au-atlas-2', 'ks-quill-1'], true]);
+    for (const q of ['limit=0', 'limit=1001', 'limit=x', 'after_id=nope', 'limit=1&limit=2', 'after_id=a&before_id=b']) {
+      const res = await fetch(`${gw.url}/v1/models?${q}`);
+      t.equal(res.status, 400, q);
+      t.equal(((await res.json()) as any).error.code, 'invalid_request', q);
+    }
+  });
+
+  t.test('issue 34 item 8 (issue 31 item 7): GET /v1/models/{id} by name or alias is the list\'s object; unknown is 404', async (t) => {
+    const list: any = await (await fetch(`${gw.url}/v1/models`)).json();
+    for (const name of ['nw-swift-1', 'swift']) {
+      const res = await fetch(`${gw.url}/v1/models/${name}`);
+      t.equal(res.status, 200, name);
+      t.same(await res.json(), list.data[0], `${name}: the same object as in the list`);
+    }
+    const missing = await fetch(`${gw.url}/v1/models/nw-legacy-0`);
+    t.equal(missing.status, 404, 'an inactive model does not exist here');
+    t.equal(((await missing.json()) as any).error.code, 'model_not_found');
+  });
+
   t.test('ETag and If-None-Match → 304, whichever worker answers', async (t) => {
     const first = await fetch(`${gw.url}/v1/models`);
     const etag = first.headers.get('etag')!;
@@ -77,8 +117,9 @@ if (db !== null) {
 
   t.test('healthz, readyz, metrics', async (t) => {
     t.equal((await fetch(`${gw.url}/healthz`)).status, 200);
+    await waitReady(gw);
     t.equal((await fetch(`${gw.url}/readyz`)).status, 200);
-    const text = await (await fetch(`${gw.url}/metrics`)).text();
+    const text = await (await fetch(`${gw.opsUrl}/metrics`)).text();
     t.match(text, /tollgate_requests_total\{surface="models",status="200"\} \d+/);
     t.match(text, /tollgate_request_duration_seconds_bucket\{surface="models",le="\+Inf"\} \d+/);
     t.match(text, /tollgate_process_resident_memory_bytes\{role="primary",pid="\d+"\} \d+/);

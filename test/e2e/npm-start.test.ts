@@ -24,9 +24,10 @@ function portOpen(port: number): Promise<boolean> {
 
 async function npmStart(t: Test): Promise<{ npm: ReturnType<typeof spawn>; port: number; postgres: number }> {
   const port = await freePort();
+  const opsPort = await freePort();
   const dataDir = tempDir('tollgate-npm-start-');
   t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
-  const env: Record<string, string> = { ...(process.env as Record<string, string>), HOST: '127.0.0.1', PORT: String(port), WORKERS: '2', DATA_DIR: dataDir, DRAIN_TIMEOUT_MS: String(DRAIN_TIMEOUT_MS) };
+  const env: Record<string, string> = { ...(process.env as Record<string, string>), HOST: '127.0.0.1', PORT: String(port), OPS_PORT: String(opsPort), WORKERS: '2', DATA_DIR: dataDir, DRAIN_TIMEOUT_MS: String(DRAIN_TIMEOUT_MS) };
   delete env.DATABASE_URL;
   delete env.REDIS_URL;
   const npm = spawn('npm', ['start'], { cwd: packageRoot, env, stdio: ['ignore', 'pipe', 'pipe'] });

@@ -82,8 +82,8 @@ if (db !== null) {
     checkGrammar(t, events);
     const types = events.map((e) => e.type);
     t.same(types, [
-      'response.created', 'response.output_item.added', 'response.content_part.added',
-      ...Array(7).fill('response.output_text.delta'),
+      'response.created', 'response.in_progress', 'response.output_item.added', 'response.content_part.added',
+      ...Array(7).fill('response.output_text.delta'), 'response.output_text.done',
       'response.content_part.done', 'response.output_item.done', 'response.completed',
     ]);
     const created = (events[0] as OpenAI.Responses.ResponseCreatedEvent).response;

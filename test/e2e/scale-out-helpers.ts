@@ -5,28 +5,18 @@
 // report their status and request id.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
-import { Redis } from 'ioredis';
 import pg from 'pg';
 import type { Test } from 'tap';
-import { redisPrefix, shardOf, SHARDS } from '../../src/ledger/redis/keys.js';
+import { boundCost } from '../../src/billing/pricing.js';
+import { redisPrefix, RedisKeys, shardOf, SHARDS } from '../../src/ledger/redis/keys.js';
+import { DEFAULT_CEILING } from '../../src/surfaces/chat/codec.js';
 import { freePort, startGateway, type Gateway } from '../helpers/gateway.js';
 import { ADMIN_TOKEN } from '../helpers/provision.js';
+import { ping } from '../helpers/redis-topology.js';
 import { REDIS_URL } from '../helpers/services.js';
+import { connectRedis, isCluster, type RedisLike } from '../../src/ledger/redis/connection.js';
 
 export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-
-async function ping(url: string): Promise<boolean> {
-  const r = new Redis(url, { lazyConnect: true, connectTimeout: 1000, maxRetriesPerRequest: 0, retryStrategy: () => null });
-  r.on('error', () => {});
-  try {
-    await r.connect();
-    return (await r.ping()) === 'PONG';
-  } catch {
-    return false;
-  } finally {
-    r.disconnect();
-  }
-}
 
 /** The shared Redis, or null (the test skipped, or failed under CI=true) when it does not answer. */
 export async function sharedRedis(t: Test): Promise<string | null> {
@@ -89,37 +79,53 @@ export async function startInstances(t: Test, n: number, env: Record<string, str
   const out: Gateway[] = [];
   t.teardown(async () => {
     await Promise.all(out.map((gw) => gw.stop()));
-    const redis = new Redis(env.REDIS_URL, { maxRetriesPerRequest: 0, retryStrategy: () => null });
+    const redis = connectRedis(env.REDIS_URL, { maxRetriesPerRequest: 0, retryStrategy: () => null });
     redis.on('error', () => {});
-    const keys = await redis.keys(`${redisPrefix(env.DATABASE_URL)}*`).catch(() => [] as string[]);
-    if (keys.length > 0) await redis.del(...keys).catch(() => {});
+    // On a Cluster, each primary holds its own slots' keys, and one DEL may name keys of one slot only.
+    for (const node of isCluster(redis) ? redis.nodes('master') : [redis]) {
+      const keys = await node.keys(`${redisPrefix(env.DATABASE_URL)}*`).catch(() => [] as string[]);
+      await Promise.all(keys.map((k) => node.del(k).catch(() => {})));
+    }
     redis.disconnect();
   });
   for (let i = 0; i < n; i++) out.push(await startGateway({ env: { ADMIN_TOKEN, LOG_LEVEL: 'info', ...env }, workers }));
   return out;
 }
 
-export function redisFor(t: Test, url: string): Redis {
-  const r = new Redis(url, { maxRetriesPerRequest: 1, retryStrategy: (n) => Math.min(500, n * 50) });
+/**
+ * A killed instance started again on its data_dir, as an operator's
+ * supervisor does: the calls its workers settled that the store had not yet
+ * (at most billing.flush_ms of them) are written at its start. Stopped at
+ * teardown with `instances` (startInstances's array), which it joins.
+ */
+export async function restartInstance(instances: Gateway[], dead: Gateway, env: Record<string, string>, workers = 1): Promise<Gateway> {
+  const gw = await startGateway({ env: { ADMIN_TOKEN, LOG_LEVEL: 'info', ...env }, workers, dataDir: dead.handOverDataDir(), ownDataDir: true });
+  instances.push(gw);
+  return gw;
+}
+
+export function redisFor(t: Test, url: string): RedisLike {
+  const r = connectRedis(url, { maxRetriesPerRequest: 1, retryStrategy: (n) => Math.min(500, n * 50) });
   r.on('error', () => {});
   t.teardown(() => r.disconnect());
   return r;
 }
 
 /** Shard number → owning instance id (null: unowned), as the leases in Redis say. */
-export async function owners(redis: Redis, databaseUrl: string): Promise<Array<string | null>> {
-  const prefix = redisPrefix(databaseUrl);
-  return redis.mget(Array.from({ length: SHARDS }, (_, i) => `${prefix}own:${i}`));
+export async function owners(redis: RedisLike, databaseUrl: string): Promise<Array<string | null>> {
+  const keys = new RedisKeys(redisPrefix(databaseUrl), isCluster(redis) ? 'redis-cluster://' : '');
+  // A Cluster's leases are in 16 slots: a GET each (MGET names keys of one slot only).
+  return Promise.all(Array.from({ length: SHARDS }, (_, i) => redis.get(keys.lease(i))));
 }
 
 /** Which of the gateways owns the shard of this organization (instance ids carry the primary's pid). */
-export async function ownerOf(redis: Redis, databaseUrl: string, orgId: string, gateways: Gateway[]): Promise<Gateway | null> {
+export async function ownerOf(redis: RedisLike, databaseUrl: string, orgId: string, gateways: Gateway[]): Promise<Gateway | null> {
   const id = (await owners(redis, databaseUrl))[shardOf(orgId)];
   return gateways.find((g) => id !== null && id.includes(`-${g.proc.pid}-`)) ?? null;
 }
 
 /** Waits until every shard is owned and each gateway owns its fair share. */
-export async function waitForSpread(redis: Redis, databaseUrl: string, gateways: Gateway[], timeoutMs = 15_000): Promise<void> {
+export async function waitForSpread(redis: RedisLike, databaseUrl: string, gateways: Gateway[], timeoutMs = 15_000): Promise<void> {
   const fair = Math.ceil(SHARDS / gateways.length);
   const until = Date.now() + timeoutMs;
   for (;;) {
@@ -187,7 +193,7 @@ export async function storeMoney(
   const c = new pg.Client({ connectionString: databaseUrl });
   await c.connect();
   try {
-    const o = await c.query('SELECT balance_micros FROM organizations WHERE id = $1', [orgId]);
+    const o = await c.query('SELECT balance_micros FROM organization_money WHERE id = $1', [orgId]);
     const j = await c.query(`SELECT coalesce(sum(amount_micros), 0)::bigint AS s, count(*) FILTER (WHERE kind = 'charge') AS n FROM ledger_entries WHERE org_id = $1`, [orgId]);
     const u = await c.query('SELECT request_id, charged_micros FROM usage_records WHERE org_id = $1', [orgId]);
     return {
@@ -241,4 +247,18 @@ export async function eventually(what: string, probe: () => Promise<boolean>, ti
     if (Date.now() - started > timeoutMs) throw new Error(`not within ${timeoutMs} ms: ${what}`);
     await sleep(100);
   }
+}
+
+/** nw-swift-1's prices, as the catalog seeds them. */
+const SWIFT = { inputPerMtok: 150000, cachedInputPerMtok: 75000, outputPerMtok: 600000, imageUnit: 0 };
+
+/**
+ * Funding for exactly K maximum-bound chat calls of this content: one micro
+ * short of a (K+1)th hold, even of its counted estimate (docs/billing.md),
+ * i.e. less than its output bound alone. `bound`: one call's hold.
+ */
+export function fundedForK(content: string, k: number): { bound: number; credits: number } {
+  const body = JSON.stringify({ model: 'nw-swift-1', messages: [{ role: 'user', content }] });
+  const bound = boundCost(SWIFT, { inputTokens: Buffer.byteLength(body), outputTokens: DEFAULT_CEILING, imageUnits: 0 });
+  return { bound, credits: k * bound + boundCost(SWIFT, { inputTokens: 0, outputTokens: DEFAULT_CEILING, imageUnits: 0 }) - 1 };
 }

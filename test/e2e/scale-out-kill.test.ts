@@ -1,13 +1,15 @@
 // kill -9 of the instance that owns an organization's shard, mid-traffic:
 // the other instance takes the shard over, the dead instance's holds are
 // released one lease later, and no settlement any caller saw acknowledged
-// (every 200) is missing from PostgreSQL; nothing is charged twice.
+// (every 200) is missing from PostgreSQL once the dead instance has started
+// again on its data_dir (its workers' books: docs/billing.md); nothing is
+// charged twice.
 import t from 'tap';
 import { micros } from '../helpers/money.js';
 import { shardOf } from '../../src/ledger/redis/keys.js';
 import { organization, provision, usageRows } from '../helpers/provision.js';
 import { testDatabase } from '../helpers/services.js';
-import { eventually, killInstance, ownerOf, redisFor, sharedRedis, sleep, startInstances, storeMoney, traffic, waitForSpread } from './scale-out-helpers.js';
+import { eventually, killInstance, ownerOf, redisFor, restartInstance, sharedRedis, sleep, startInstances, storeMoney, traffic, waitForSpread } from './scale-out-helpers.js';
 
 const LEASE_MS = 3000;
 
@@ -15,7 +17,8 @@ const redisUrl = await sharedRedis(t);
 const db = redisUrl === null ? null : await testDatabase(t);
 if (redisUrl !== null && db !== null) {
   t.test('the owner of a shard killed mid-traffic', async (t) => {
-    const gateways = await startInstances(t, 2, { DATABASE_URL: db, REDIS_URL: redisUrl, HOLD_LEASE_MS: String(LEASE_MS) });
+    const env = { DATABASE_URL: db, REDIS_URL: redisUrl, HOLD_LEASE_MS: String(LEASE_MS) };
+    const gateways = await startInstances(t, 2, env);
     const redis = redisFor(t, redisUrl);
     await waitForSpread(redis, db, gateways);
     const credits = 100_000_000;
@@ -36,6 +39,9 @@ if (redisUrl !== null && db !== null) {
     const held = await organization(survivor.url, orgId);
     // The view recalls the live workers' allotments; the dead instance's workers cannot answer, so what they held stays held.
     t.ok(micros(held.held) > 0, `the dead instance's calls and allotments still hold money (${held.held}, ${held.open_holds} holds of calls) until their lease runs out`);
+    // Its calls settled in the last flush_ms are in its workers' books only: written when it starts again on its data_dir.
+    const restarted = await restartInstance(gateways, owner, env);
+    t.ok(restarted, 'the killed instance started again on its data_dir');
 
     const ok = results.filter((r) => r.status === 200);
     const beforeKill = ok.filter((r) => r.target === gateways.indexOf(owner));

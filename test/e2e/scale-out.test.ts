@@ -4,16 +4,13 @@
 // exactly K maximum-bound calls admits exactly K of 60 concurrent calls spread
 // over the two, and the money adds up in the store.
 import t from 'tap';
-import { boundCost } from '../../src/billing/pricing.js';
 import { formatMoney } from '../../src/money/money.js';
 import { micros } from '../helpers/money.js';
-import { DEFAULT_CEILING } from '../../src/surfaces/chat/codec.js';
 import { console_, organization, provision, usageRows } from '../helpers/provision.js';
 import { testDatabase } from '../helpers/services.js';
-import { chat, eventually, ownerOf, redisFor, sharedRedis, startInstances, storeMoney, waitForSpread } from './scale-out-helpers.js';
+import { chat, eventually, fundedForK, ownerOf, redisFor, sharedRedis, startInstances, storeMoney, waitForSpread } from './scale-out-helpers.js';
 
 /** The demo catalog's price of nw-swift-1 (config/catalog.seed.json). */
-const SWIFT = { inputPerMtok: 150000, cachedInputPerMtok: 75000, outputPerMtok: 600000, imageUnit: 0 };
 
 const redisUrl = await sharedRedis(t);
 const db = redisUrl === null ? null : await testDatabase(t);
@@ -29,10 +26,7 @@ if (redisUrl !== null && db !== null) {
   t.test('funded for exactly K maximum-bound calls, 60 at once over two instances: exactly K admitted', async (t) => {
     const K = 7;
     const content = 'slow [sim:words=3] [sim:delay_ms=400]';
-    const body = JSON.stringify({ model: 'nw-swift-1', messages: [{ role: 'user', content }] });
-    const bound = boundCost(SWIFT, { inputTokens: Buffer.byteLength(body), outputTokens: DEFAULT_CEILING, imageUnits: 0 });
-    // One micro short of a (K+1)th hold, even of its counted estimate (docs/billing.md): less than its output bound alone.
-    const credits = K * bound + boundCost(SWIFT, { inputTokens: 0, outputTokens: DEFAULT_CEILING, imageUnits: 0 }) - 1;
+    const { credits } = fundedForK(content, K);
     const { key, orgId } = await provision(a.url, { balance: formatMoney(credits) });
     await eventually('the key reaches instance b', async () => (await fetch(`${b.url}/v1/key`, { headers: { authorization: `Bearer ${key}` } })).status === 200);
 

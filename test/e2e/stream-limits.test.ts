@@ -33,7 +33,7 @@ if (db !== null) {
   });
 
   async function workerPid(): Promise<number> {
-    const text = await (await fetch(`${gw.url}/metrics`)).text();
+    const text = await (await fetch(`${gw.opsUrl}/metrics`)).text();
     const m = /tollgate_process_resident_memory_bytes\{role="worker",pid="(\d+)"\}/.exec(text);
     if (m === null) throw new Error('no worker in /metrics');
     return Number(m[1]);
@@ -146,7 +146,7 @@ if (db !== null) {
     const org = await organization(gw.url, orgId);
     t.equal(org.held, '0.00');
     t.equal(org.balance, '10.00');
-    const metrics = await (await fetch(`${gw.url}/metrics`)).text();
+    const metrics = await (await fetch(`${gw.opsUrl}/metrics`)).text();
     t.match(metrics, /kind="oversize"/, 'counted as an oversize supplier reply');
     await stillServes(t, pid);
   });

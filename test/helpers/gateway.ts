@@ -5,11 +5,16 @@ import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { Test } from 'tap';
 import { packageRoot } from '../../src/config/paths.js';
+import { startSimulator, type Simulator } from '../../src/simulator/index.js';
+import { ADMIN_TOKEN } from './provision.js';
 
 export interface Gateway {
   url: string;
   port: number;
+  /** The operator listener (GET /metrics), on a free loopback port of its own. */
+  opsUrl: string;
   proc: ChildProcess;
   /** Every JSON log line the gateway wrote so far. */
   logs: Array<Record<string, any>>;
@@ -18,6 +23,8 @@ export interface Gateway {
   waitForLog(pred: (line: Record<string, any>) => boolean, timeoutMs?: number): Promise<Record<string, any>>;
   /** Sends a signal and resolves with the exit code. */
   stop(signal?: NodeJS.Signals): Promise<number | null>;
+  /** Its data_dir, handed to the instance that restarts on it (as an operator's supervisor would): this one's stop() leaves it. */
+  handOverDataDir(): string;
 }
 
 /**
@@ -54,16 +61,22 @@ export interface StartOptions {
   timeoutMs?: number;
   /** Run the build under this package root instead of this one's (a modified copy of dist/). */
   root?: string;
+  /** With dataDir: remove it at stop() as if it were made here (a dead instance's, handed over). */
+  ownDataDir?: boolean;
 }
 
 export async function startGateway(opts: StartOptions = {}): Promise<Gateway> {
   const port = await freePort();
-  const ownDataDir = opts.dataDir === undefined;
+  let opsPort = await freePort();
+  while (opsPort === port) opsPort = await freePort();
+  let ownDataDir = opts.dataDir === undefined || opts.ownDataDir === true;
   const dataDir = opts.dataDir ?? tempDir();
   const env: Record<string, string> = {
     ...(process.env as Record<string, string>),
     HOST: '127.0.0.1',
     PORT: String(port),
+    OPS_HOST: '127.0.0.1',
+    OPS_PORT: String(opsPort),
     WORKERS: String(opts.workers ?? 1),
     DATA_DIR: dataDir,
     LOG_LEVEL: 'info',
@@ -115,6 +128,7 @@ export async function startGateway(opts: StartOptions = {}): Promise<Gateway> {
   return {
     url: `http://127.0.0.1:${port}`,
     port,
+    opsUrl: `http://127.0.0.1:${opsPort}`,
     proc,
     logs,
     output: () => raw,
@@ -125,5 +139,41 @@ export async function startGateway(opts: StartOptions = {}): Promise<Gateway> {
       if (ownDataDir) rmSync(dataDir, { recursive: true, force: true });
       return code;
     },
+    handOverDataDir() {
+      ownDataDir = false;
+      return dataDir;
+    },
   };
+}
+
+/**
+ * Until GET /readyz answers 200, as a load balancer would wait: the catalog
+ * loaded and each worker's warm pool thread ready (it loads the tokenizer after
+ * listening). Resolves with how long that took; rejects after `timeoutMs`.
+ */
+export async function waitReady(gw: Gateway, timeoutMs = 30_000): Promise<number> {
+  const from = performance.now();
+  // Every worker must say ready, and a request reaches any one: a few 200s in a row.
+  let ready = 0;
+  while (ready < 4) {
+    ready = (await fetch(`${gw.url}/readyz`)).status === 200 ? ready + 1 : 0;
+    if (performance.now() - from > timeoutMs) throw new Error(`/readyz did not say ready within ${timeoutMs} ms`);
+    if (ready === 0) await new Promise((r) => setTimeout(r, 20));
+  }
+  return performance.now() - from;
+}
+
+/**
+ * A gateway on database `db` (its console open with the tests' ADMIN_TOKEN)
+ * beside a simulator of its own with the demo catalog's instances; both
+ * stopped when `t` ends.
+ */
+export async function gatewayWithSimulator(t: Test, db: string, opts: { env?: Record<string, string>; workers?: number } = {}): Promise<{ gw: Gateway; sim: Simulator }> {
+  const sim = await startSimulator({ instances: ['alpha', 'beta', 'gamma'] });
+  const gw = await startGateway({ env: { DATABASE_URL: db, SIMULATOR_URL: sim.url, ADMIN_TOKEN, ...opts.env }, workers: opts.workers });
+  t.teardown(async () => {
+    await gw.stop();
+    await sim.close();
+  });
+  return { gw, sim };
 }

@@ -26,9 +26,22 @@ export async function provision(base: string, opts: { balance?: string; scope?: 
   return { orgId: org.id, key: key.secret, keyId: key.id };
 }
 
+/** The first page of an organization's usage rows (the console's default page size). */
 export async function usageRows(base: string, orgId: string): Promise<any[]> {
   const list = await console_(base, 'GET', `/organizations/${orgId}/usage`);
   return list.data;
+}
+
+/** Every usage row of an organization, page after page. */
+export async function allUsageRows(base: string, orgId: string): Promise<any[]> {
+  const rows: any[] = [];
+  let cursor: string | null = null;
+  do {
+    const list: any = await console_(base, 'GET', `/organizations/${orgId}/usage?limit=100${cursor === null ? '' : `&cursor=${cursor}`}`);
+    rows.push(...list.data);
+    cursor = list.has_more ? list.next_cursor : null;
+  } while (cursor !== null);
+  return rows;
 }
 
 /** The usage rows once at least `n` are written (settlements are flushed asynchronously), after 5 s whatever there is. */

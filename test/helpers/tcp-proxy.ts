@@ -9,6 +9,14 @@ export interface CuttableProxy {
   /** The open connections stop carrying bytes either way, and stay open (a network that swallows packets); new ones work. */
   stall(): void;
   restore(): Promise<void>;
+  /**
+   * Resets (TCP RST: the peer reads ECONNRESET) every open connection now, and
+   * every new one as it arrives for the next `ms`; then connections work again.
+   * What a PostgreSQL failover or a flaky network does to a client's sockets.
+   */
+  reset(ms: number): void;
+  /** Connections reset so far (open ones and new ones refused by reset()). */
+  readonly resets: number;
   close(): Promise<void>;
 }
 
@@ -16,9 +24,19 @@ export async function startProxy(targetHost: string, targetPort: number, port = 
   const sockets = new Set<Socket>();
   let server: Server | null = null;
   let boundPort = port;
+  let resettingUntil = 0;
+  let resets = 0;
+  const rst = (s: Socket): void => {
+    resets++;
+    s.resetAndDestroy();
+  };
   const listen = () =>
     new Promise<void>((resolve, reject) => {
       const s = createServer((client) => {
+        if (Date.now() < resettingUntil) {
+          client.on('error', () => {});
+          return rst(client);
+        }
         const upstream = connect(targetPort, targetHost);
         sockets.add(client).add(upstream);
         const drop = () => {
@@ -56,6 +74,15 @@ export async function startProxy(targetHost: string, targetPort: number, port = 
       for (const s of sockets) s.pause();
     },
     restore: listen,
+    reset(ms: number) {
+      resettingUntil = Date.now() + ms;
+      // Both sides: the client reads ECONNRESET, the server sees its backend's connection reset too.
+      for (const s of [...sockets]) if (!s.destroyed) rst(s);
+      sockets.clear();
+    },
+    get resets() {
+      return resets;
+    },
     close: stop,
   };
 }

@@ -4,7 +4,7 @@
 // actor's side and the two together over real IPC: allotments.test.ts.
 import t from 'tap';
 import { Allotments } from '../../src/ledger/allotments.js';
-import type { ReserveRequest, RetiredCommand } from '../../src/ledger/protocol.js';
+import type { AllotCommand, Allotted, ReserveRequest, RetiredCommand } from '../../src/ledger/protocol.js';
 
 const T0 = 1_700_000_000_000; // a whole second
 
@@ -67,8 +67,10 @@ t.test('retirement: idle, aged, recalled; calls in progress are named, unused ad
   const late = req();
   const want3 = a.want(late)!;
   a.recall(want3.id); // retired while its ask is on its way
+  t.equal(sent.at(-1)!.pendingAsk, want3.ask, 'its retirement names the ask on its way: the actor gives back what it grants it, admissions too');
+  const count = sent.length;
   a.granted(want3, { money: 400, slots: 2, second: T0 / 1000 + 1 });
-  t.same(sent.at(-1)!.unused.slots, 2, 'a grant that comes back to a retired allotment gives its admissions back');
+  t.equal(sent.length, count, 'the grant, when it comes back, sends nothing more');
 });
 
 t.test('an allotment never granted anything retires without a message; 0 calls means no allotments', async (t) => {
@@ -81,4 +83,48 @@ t.test('an allotment never granted anything retires without a message; 0 calls m
   t.equal(sent.length, 0);
   const off = setup(0);
   t.equal(off.a.want(req()), undefined, 'billing.allotment_calls = 0: never asks');
+});
+
+t.test('issue 32: a top-up is asked once half is spent, and calls that find it dry wait for it instead of each asking the actor', async (t) => {
+  let now = T0;
+  const sent: RetiredCommand[] = [];
+  const topUps: AllotCommand[] = [];
+  let answer!: (a: Allotted | null) => void;
+  const a = new Allotments('worker:1', 4, (cmd) => sent.push(cmd), () => now, (cmd) => {
+    topUps.push(cmd);
+    return new Promise((resolve) => (answer = resolve));
+  });
+  t.teardown(() => a.close());
+  const first = req();
+  const want = a.want(first)!;
+  a.granted(want, { money: 400, slots: 4, second: T0 / 1000 });
+  // At a slow pace (one call per 100 ms), the ask stays billing.allotment_calls' size.
+  now += 100;
+  t.ok(a.take(req()), 'one of four: no top-up yet');
+  t.equal(topUps.length, 0);
+  now += 100;
+  t.ok(a.take(req()), 'two of four');
+  now += 100;
+  t.ok(a.take(req()), 'three of four: below half, a top-up is asked');
+  t.equal(topUps.length, 1);
+  t.match(topUps[0], { orgId: 'org', funding: 'balance', owner: 'worker:1', amount: 100, allot: { id: want.id, slots: 3, money: 300 } }, 'for what was spent');
+  t.ok(a.take(req()), 'four of four, while the top-up is on its way: no second ask');
+  t.equal(topUps.length, 1);
+  // Dry now: a call waits for the top-up rather than asking the actor itself.
+  let asked = 0;
+  const waiting = a.reserve(req(), async () => {
+    asked++;
+    return { ok: true };
+  });
+  await new Promise((r) => setImmediate(r));
+  t.equal(asked, 0, 'the dry call waits for the top-up');
+  answer({ money: 300, slots: 3, second: T0 / 1000 });
+  t.same(await waiting, { ok: true });
+  t.equal(asked, 0, 'and is reserved from it: the actor was not asked per call');
+  t.equal(sent.length, 0, 'nothing retired');
+  // A fast pace (two more calls within 1 ms of the top-up's answer): the next top-up asks for 100 ms of them, at most 16 × allotment_calls.
+  now += 1;
+  t.ok(a.take(req()), 'below half again: a second top-up');
+  t.equal(topUps.length, 2);
+  t.equal(topUps[1].allot.slots, 64 - 1, 'sized by the pace, capped at 16 × 4 calls (less the one admission left)');
 });

@@ -158,8 +158,9 @@ t.test('a stream reserved from an allotment is settled on its progress when its 
   t.equal((await h.call<Stats>('stats')).openHolds, 1, 'the second call was reserved from the allotment (no hold of its own)');
   if (!r2.ok) return;
   await h.worker(0, 'progress', { hold: r2.hold, bytes: 1234 });
-  const carved = await until(async () => (await h.call<Stats>('stats')).openHolds === 2, 1000);
-  t.ok(carved, 'its first progress made it a hold of its own');
+  // Issue 32: the progress stays in the worker's books (its file), not with the actor: the stream is no hold of its own.
+  await new Promise((r) => setTimeout(r, 200));
+  t.equal((await h.call<Stats>('stats')).openHolds, 1, 'its progress was kept by its worker: still reserved from the allotment');
   await h.call('kill', { index: 0 });
   const settled = await until(async () => {
     const rows = await h.call<Array<{ outcome: string }>>('sql', { text: 'SELECT outcome FROM usage_records WHERE request_id = $1', params: [stream.requestId] });

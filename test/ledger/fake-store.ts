@@ -26,17 +26,59 @@ export class FakeStore implements LedgerStore {
   }
 
   async loadAccount(orgId: string): Promise<AccountRow | null> {
-    const row = this.orgs.get(orgId);
-    return row === undefined ? null : { ...row };
+    return (await this.loadAccounts([orgId])).get(orgId) ?? null;
   }
 
   async loadAccounts(orgIds: string[], entryIds: string[] = []): Promise<Map<string, AccountRow>> {
     const out = new Map<string, AccountRow>();
     for (const id of orgIds) {
       const row = this.orgs.get(id);
-      if (row !== undefined) out.set(id, { ...row, journaled: new Set(entryIds.filter((e) => this.entries.get(e)?.orgId === id)) });
+      if (row === undefined) continue;
+      // As organization_money (migration 008): the row plus the writers' parts, with each part's seq.
+      const parts = [...(this.parts.get(id) ?? new Map()).entries()];
+      out.set(id, {
+        ...row,
+        balance: row.balance + parts.reduce((n, [, p]) => n + p.balance, 0),
+        package: row.package + parts.reduce((n, [, p]) => n + p.package, 0),
+        writerSeqs: new Map(parts.map(([w, p]) => [w, p.seq])),
+        journaled: new Set(entryIds.filter((e) => this.entries.get(e)?.orgId === id)),
+      });
     }
     return out;
+  }
+
+  /** Workers' parts of the balances, by organization and writer (PgLedgerStore.writeWriterBatch). */
+  readonly parts = new Map<string, Map<string, { balance: number; package: number; seq: number }>>();
+
+  async writeWriterBatch(rows: readonly SettledRow[], writer: string, seq: number): Promise<void> {
+    this.writes++;
+    for (const { usage: u, writer: tag } of rows) {
+      if (!this.usage.has(u.requestId)) this.usage.set(u.requestId, { ...u });
+      let byWriter = this.parts.get(u.orgId);
+      if (byWriter === undefined) this.parts.set(u.orgId, (byWriter = new Map()));
+      const part = byWriter.get(writer) ?? { balance: 0, package: 0, seq };
+      part.seq = Math.max(part.seq, seq);
+      byWriter.set(writer, part);
+      const e = chargeEntry(u);
+      if (tag === null || this.entries.has(e.id)) continue;
+      this.entries.set(e.id, { ...e, writer: tag });
+      if (e.funding === 'balance') part.balance += e.amount;
+      else part.package += e.amount;
+    }
+  }
+
+  async foldWriter(writer: string): Promise<string[]> {
+    const folded: string[] = [];
+    for (const [orgId, byWriter] of this.parts) {
+      const part = byWriter.get(writer);
+      if (part === undefined) continue;
+      const org = this.orgs.get(orgId)!;
+      org.balance += part.balance;
+      org.package += part.package;
+      byWriter.delete(writer);
+      folded.push(orgId);
+    }
+    return folded;
   }
 
   /** As PgLedgerStore: a first attempt does not look for an earlier one (`lookForEarlier` false). */

@@ -93,7 +93,7 @@ export async function startRedisHarness(t: Test, opts: { workers: number; env?: 
 /** An organization's money as the store holds it, once worker 0 has synced the ledger: the balance, the sum of its journal, the sum charged in its usage rows and their count. */
 export async function books(h: Harness, orgId: string): Promise<{ balance: number; journal: number; charged: number; rows: number }> {
   await h.worker(0, 'sync');
-  const [o] = await h.call<Array<{ b: string }>>('sql', { text: 'SELECT balance_micros AS b FROM organizations WHERE id = $1', params: [orgId] });
+  const [o] = await h.call<Array<{ b: string }>>('sql', { text: 'SELECT balance_micros AS b FROM organization_money WHERE id = $1', params: [orgId] });
   const [j] = await h.call<Array<{ s: string }>>('sql', { text: 'SELECT coalesce(sum(amount_micros), 0) AS s FROM ledger_entries WHERE org_id = $1', params: [orgId] });
   const [u] = await h.call<Array<{ s: string; n: string }>>('sql', { text: 'SELECT coalesce(sum(charged_micros), 0) AS s, count(*) AS n FROM usage_records WHERE org_id = $1', params: [orgId] });
   return { balance: Number(o.b), journal: Number(j.s), charged: Number(u.s), rows: Number(u.n) };

@@ -79,7 +79,7 @@ t.test('Redis: kill -9 of the instance serving the stream', async (t) => {
   stream.cancel();
   await sleep(100);
   await checkBilled(t, gateways[1].url, orgId, LEASE_MS * 4 + 15_000);
-  const m = await scrape(gateways[1].url);
+  const m = await scrape(gateways[1].opsUrl);
   t.equal(m.sum('tollgate_ledger_shards_owned'), 16, 'the survivor owns every shard');
   t.ok(m.sum('tollgate_ledger_shard_takeovers_total') >= 1, `takeovers counted (${m.sum('tollgate_ledger_shard_takeovers_total')})`);
   t.equal(m.sum('tollgate_ledger_progress_settlements_total'), 1, 'the settlement on progress counted');

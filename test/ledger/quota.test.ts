@@ -75,3 +75,27 @@ t.test('allotments: admissions granted in advance are a share of what is left, a
   const tight = new RequestQuota(1000, 20);
   t.equal(tight.admitMany(T0, 1000, 1 / 8), 2, 'and of the minute when it has less left (20)');
 });
+
+t.test('a key\'s own quota in its organization\'s actor: the key\'s window first, then the organization\'s; a refusal counts in neither', async (t) => {
+  const { OrgActor } = await import('../../src/ledger/actor.js');
+  const actor = new OrgActor('org', { balance: 1_000_000, package: 0, packageExpiresAt: null, quotaPerSecond: null, quotaPerMinute: 5 }, { perSecond: 1000, perMinute: 1000 });
+  let n = 0;
+  const reserve = (keyId: string | null, at: number) =>
+    actor.reserve({ requestId: `r${++n}`, orgId: 'org', funding: 'balance', amount: 1, owner: 'w', ...(keyId === null ? {} : { keyQuota: { keyId, perMinute: 2 } }) }, at);
+  t.same([reserve('a', T0), reserve('a', T0 + 1)].map((r) => r.ok), [true, true]);
+  const byKey = reserve('a', T0 + 2);
+  t.match(byKey, { ok: false, code: 'rate_limited', scope: 'key', window: 'per_minute', limit: 2, retryAfterSeconds: 60 });
+  // The key's refusal did not count in the organization's window: 3 more of the organization's 5 fit.
+  t.same([reserve(null, T0 + 3), reserve('b', T0 + 30_000), reserve(null, T0 + 30_001)].map((r) => r.ok), [true, true, true]);
+  // The organization's window is full: key b's call is refused there and given back to b's window ...
+  const byOrg = reserve('b', T0 + 30_002);
+  t.match(byOrg, { ok: false, code: 'rate_limited', window: 'per_minute', limit: 5 });
+  t.equal((byOrg as { scope?: string }).scope, undefined, 'the organization\'s refusal is not the key\'s');
+  // ... so once second T0 has left the organization's minute, b has 1 of its 2 left (its call at T0+30 s), not 0.
+  t.equal(reserve('b', T0 + 60_000).ok, true, 'b\'s call refused by the organization did not count in b\'s window');
+  t.match(reserve('b', T0 + 60_001), { ok: false, scope: 'key' }, 'and then b\'s 2 are used');
+  t.equal(actor.keyQuotas.size, 2);
+  reserve(null, T0 + 200_000);
+  reserve('c', T0 + 200_001);
+  t.equal(actor.keyQuotas.size, 1, 'idle keys\' windows are dropped');
+});

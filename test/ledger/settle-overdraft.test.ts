@@ -43,7 +43,7 @@ for (const host of ['embedded', 'redis'] as const) {
     });
     t.same(row, { reserved_micros: HELD, charged_micros: COST, overdraft_micros: COST - HELD, input_tokens: 9000 }, 'the usage row: the full charge and the overdraft');
     const [org] = await h.call<any[]>('sql', {
-      text: 'SELECT balance_micros, (SELECT sum(amount_micros)::bigint FROM ledger_entries WHERE org_id = $1) AS journal FROM organizations WHERE id = $1',
+      text: 'SELECT balance_micros, (SELECT sum(amount_micros)::bigint FROM ledger_entries WHERE org_id = $1) AS journal FROM organization_money WHERE id = $1',
       params: [orgId],
     });
     t.equal(org.balance_micros, credits - COST, 'the balance moved by the full charge, below zero');

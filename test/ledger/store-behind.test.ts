@@ -69,7 +69,7 @@ if (db !== null) {
     t.equal(chatEnvelopeFault(refusal?.body), null, 'in the chat envelope');
     t.equal(refusal?.body.error.code, 'service_unavailable');
     t.ok((refusal?.ms ?? 0) >= 1500, `after waiting for the store (${refusal?.ms} ms)`);
-    const during = await scrape(gw.url);
+    const during = await scrape(gw.opsUrl);
     t.ok(during.sum('tollgate_ledger_store_behind_refusals_total') >= 1, 'counted as refused');
     t.ok(during.sum('tollgate_ledger_journal_backlog') >= 1, `settlements still queued: ${during.sum('tollgate_ledger_journal_backlog')}`);
 
@@ -80,14 +80,14 @@ if (db !== null) {
       if (res.status === 200) answered++;
       return res.status === 200;
     }, 20_000);
-    await eventually('the journal is written', async () => (await scrape(gw.url)).sum('tollgate_ledger_journal_backlog') === 0, 20_000);
+    await eventually('the journal is written', async () => (await scrape(gw.opsUrl)).sum('tollgate_ledger_journal_backlog') === 0, 20_000);
     // The writes the cut failed were retried by the statement; a call settled after that is a fresh batch, written by COPY.
     const after = await chat();
     await after.text();
     t.equal(after.status, 200);
     answered++;
-    await eventually('its batch is written', async () => (await scrape(gw.url)).sum('tollgate_ledger_journal_backlog') === 0, 10_000);
-    const paths = await scrape(gw.url);
+    await eventually('its batch is written', async () => (await scrape(gw.opsUrl)).sum('tollgate_ledger_journal_backlog') === 0, 10_000);
+    const paths = await scrape(gw.opsUrl);
     t.ok(paths.sum('tollgate_ledger_store_statement_writes_total') >= 1, 'the retries went by the statement');
     t.ok(paths.sum('tollgate_ledger_store_copy_writes_total') >= 1, 'a fresh batch by COPY');
     const usage = async (): Promise<any> => console_(gw.url, 'GET', `/organizations/${orgId}/usage`);
@@ -96,7 +96,7 @@ if (db !== null) {
     t.equal(totals.total_requests, answered, 'one usage row per answered call, none for the refused ones');
     const charged = micros(totals.total_charged);
     t.ok(charged > 0);
-    await eventually('nothing held', async () => (await scrape(gw.url)).sum('tollgate_ledger_held_micros') === 0, 10_000);
+    await eventually('nothing held', async () => (await scrape(gw.opsUrl)).sum('tollgate_ledger_held_micros') === 0, 10_000);
     const org = await organization(gw.url, orgId);
     t.equal(micros(org.balance), 100_000_000 - charged, 'the balance moved by exactly the charges');
     t.equal(micros(org.held), 0);

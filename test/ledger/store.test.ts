@@ -28,7 +28,7 @@ async function suite(t: Test, pool: Pool): Promise<void> {
   t.same(opening.rows, [{ kind: 'opening', amount_micros: 10_000_000 }], 'the opening balance is a journal entry');
 
   const row = (await store.loadAccount(orgId))!;
-  t.same(row, { balance: 10_000_000, package: 0, packageExpiresAt: null, quotaPerSecond: null, quotaPerMinute: null, journaled: new Set() });
+  t.same(row, { balance: 10_000_000, package: 0, packageExpiresAt: null, quotaPerSecond: null, quotaPerMinute: null, journaled: new Set(), writerSeqs: new Map() });
   t.equal(await store.loadAccount(randomUUID()), null);
   t.equal(await store.loadAccount('not-a-uuid'), null);
 

@@ -77,10 +77,35 @@ t.test('a 128 × 3072 float reply is read and decoded in the thread: the data co
   const got = vectors(reply);
   const data = (reply.read as { decoded: { data: Uint8Array } }).decoded.data;
   t.equal(data.byteOffset, 0);
-  t.equal(data.byteLength, data.buffer.byteLength, 'the data owns its buffer (moved back, not a slice of a clone)');
+  // An answer buffer (surfaces/answer-bytes.ts): this answer alone, from offset 0, its end spare room rounded to a megabyte.
+  t.ok(data.buffer.byteLength >= data.byteLength && data.buffer.byteLength - data.byteLength < 1 << 20, 'the data is its buffer, moved back, not a slice of a clone');
   t.equal(got.length, 128);
   t.equal(got[0], float32Base64(input[0]!, 3072));
   t.equal(got[127], float32Base64(input[127]!, 3072));
+});
+
+t.test('a written answer\'s buffer leaves the event loop with the next fetch task, and the next answers are whole', async (t) => {
+  const input = Array.from({ length: 128 }, (_, i) => (i === 0 ? '[sim:floats] [sim:dims=3072] reuse' : `reuse ${i}`));
+  const first = await send([alpha], input);
+  const decoded = (first.read as { decoded: { data: Uint8Array } }).decoded;
+  const buffer = decoded.data.buffer;
+  const size = buffer.byteLength;
+  t.ok(size > 2_000_000, 'a 2.8 MB answer');
+  pool.answerWritten(decoded);
+  t.equal(pool.spareAnswers.waiting, 1, 'kept for the next fetch task');
+  pool.answerWritten(decoded);
+  t.equal(pool.spareAnswers.waiting, 1, 'an answer written twice is handed back once');
+  const second = await send([alpha], input);
+  t.equal(buffer.byteLength, 0, 'moved out with the task: detached here, off this isolate\'s external memory');
+  t.equal(pool.spareAnswers.waiting, 0);
+  const got = vectors(second);
+  t.equal(got.length, 128);
+  t.ok(got.every((v, i) => v === float32Base64(input[i]!, 3072)), 'every vector of the next answer, written into a reused buffer, exact');
+  // A reply decoded elsewhere (not moved in from a thread) is never handed anywhere.
+  const mine = { data: Buffer.allocUnsafeSlow(1 << 20) };
+  pool.answerWritten(mine);
+  t.equal(pool.spareAnswers.waiting, 0, 'a buffer the thread did not move here stays here');
+  t.equal(mine.data.byteLength, 1 << 20);
 });
 
 t.test('a 503 or a 429 on the first route: the next one answers (the body of the refusal dropped in the thread)', async (t) => {

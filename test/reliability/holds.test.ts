@@ -17,13 +17,13 @@ if (rig !== null) {
   t.test('streams that outlive billing.hold_max_ms: no hold older than it, every call charged once', async (t) => {
     await scenario(t, rig, 'streams longer than hold_max_ms', async () => {
       const { key } = await rig.org();
-      const expiredBefore = (await scrape(gw.url)).sum('tollgate_ledger_expired_holds_total');
+      const expiredBefore = (await scrape(gw.opsUrl)).sum('tollgate_ledger_expired_holds_total');
       let oldest = 0;
       let samples = 0;
       let sampling = true;
       const sampler = (async () => {
         while (sampling) {
-          oldest = Math.max(oldest, (await scrape(gw.url)).sum('tollgate_ledger_oldest_hold_seconds') * 1000);
+          oldest = Math.max(oldest, (await scrape(gw.opsUrl)).sum('tollgate_ledger_oldest_hold_seconds') * 1000);
           samples++;
           await new Promise((r) => setTimeout(r, 100));
         }
@@ -37,7 +37,7 @@ if (rig !== null) {
       t.ok(tookMs > 2 * HOLD_MAX_MS * 0.9, `the streams lasted ${tookMs.toFixed(0)} ms, about twice hold_max_ms`);
       t.ok(samples > 20, `${samples} scrapes of /metrics while they ran`);
       t.ok(oldest > 0 && oldest <= HOLD_MAX_MS, `the oldest open hold was ${oldest.toFixed(0)} ms old at most (hold_max_ms ${HOLD_MAX_MS})`);
-      t.ok((await scrape(gw.url)).sum('tollgate_ledger_expired_holds_total') - expiredBefore >= 3, 'each long stream’s hold was voided by age');
+      t.ok((await scrape(gw.opsUrl)).sum('tollgate_ledger_expired_holds_total') - expiredBefore >= 3, 'each long stream’s hold was voided by age');
       for (const r of results) {
         t.equal(r.outcome, 'ok', `answered whole (${r.status} ${r.fault ?? ''})`);
         const row = await rowOf(rig, r.requestId);

@@ -66,7 +66,7 @@ async function storeBalance(db: string, orgId: string): Promise<number> {
   const c = new pg.Client({ connectionString: db });
   await c.connect();
   try {
-    return Number((await c.query('SELECT balance_micros::text AS b FROM organizations WHERE id = $1', [orgId])).rows[0].b);
+    return Number((await c.query('SELECT balance_micros::text AS b FROM organization_money WHERE id = $1', [orgId])).rows[0].b);
   } finally {
     await c.end();
   }

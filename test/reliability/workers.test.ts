@@ -8,7 +8,7 @@ import { startGateway, tempDir } from '../helpers/gateway.js';
 import { ADMIN_TOKEN, provision } from '../helpers/provision.js';
 import { runningEmbeddedStore } from '../../src/store/embedded.js';
 import { checkBooks, checkHolds, missingRows } from './lib/books.js';
-import { call, type CallResult, type Surface } from './lib/load.js';
+import { call, storm } from './lib/load.js';
 import { children, listeners } from './lib/procs.js';
 import { scenario, startRig } from './lib/rig.js';
 
@@ -22,27 +22,6 @@ async function until(what: string, probe: () => boolean | Promise<boolean>, time
     await sleep(50);
   }
   return Date.now() - started;
-}
-
-/** `callers` loops of calls on the given keys until stop(). */
-function storm(base: string, keys: string[], callers: number, surfaces: Surface[], text: string): { stop(): Promise<Array<CallResult & { endedAt: number }>> } {
-  const results: Array<CallResult & { endedAt: number }> = [];
-  let running = true;
-  const loops = Array.from({ length: callers }, async (_, i) => {
-    let n = i;
-    while (running) {
-      const r = await call(base, keys[n % keys.length], surfaces[n++ % surfaces.length], text);
-      results.push({ ...r, endedAt: Date.now() });
-      if (r.outcome !== 'ok') await sleep(20);
-    }
-  });
-  return {
-    async stop() {
-      running = false;
-      await Promise.all(loops);
-      return results;
-    },
-  };
 }
 
 const rig = await startRig(t, { workers: 2, env: { HOLD_LEASE_MS: String(LEASE_MS) } });

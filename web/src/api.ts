@@ -10,6 +10,8 @@ namespace api {
       readonly status: number,
       readonly code: string,
       message: string,
+      /** "field: issue" for each field the API refused. */
+      readonly details: string[] = [],
     ) {
       super(message);
     }
@@ -22,7 +24,10 @@ namespace api {
     const res = await fetch('/console/v1' + path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), credentials: 'same-origin', cache: 'no-store' });
     const text = await res.text();
     const json = text === '' ? null : JSON.parse(text);
-    if (!res.ok) throw new ApiError(res.status, json?.error?.code ?? 'error', json?.error?.message ?? `HTTP ${res.status}`);
+    if (!res.ok) {
+      const details = Array.isArray(json?.error?.field_details) ? json.error.field_details.slice(0, 10).map((d: any) => `${d.field}: ${d.issue}`) : [];
+      throw new ApiError(res.status, json?.error?.code ?? 'error', json?.error?.message ?? `HTTP ${res.status}`, details);
+    }
     return json as T;
   }
 

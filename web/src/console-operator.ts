@@ -1,8 +1,9 @@
 // The operator's screens: organizations (search, paging, create), one
-// organization (money, credit, quotas, accounts, then its keys and usage as
-// its people see them), and the published catalog, read-only.
+// organization (money, credit, quotas, people; its keys and usage are the
+// other two tabs), and the published catalog, read-only.
 namespace operatorView {
   const h = ui.h;
+  const t = i18n.t;
 
   function field(id: string, label: string, input: HTMLElement): HTMLElement {
     input.id = id;
@@ -23,6 +24,16 @@ namespace operatorView {
     return f;
   }
 
+  /** A money input's label names the currency the amount is in. */
+  function inCurrency(label: string): string {
+    return `${label} (${money.currency()})`;
+  }
+
+  /** An amount as typed ("10,50" in Russian) as the API takes it ("10.50"); the API judges the rest. */
+  function typedAmount(input: HTMLInputElement): string {
+    return input.value.trim().replace(',', '.');
+  }
+
   export async function orgs(main: HTMLElement): Promise<void> {
     let q = '';
     let cursor: string | null = null;
@@ -32,8 +43,8 @@ namespace operatorView {
       const search = h('input', { type: 'search', value: q }) as HTMLInputElement;
       const name = h('input', { required: true, maxlength: 200 }) as HTMLInputElement;
       const balance = h('input', { placeholder: '0.00', inputmode: 'decimal' }) as HTMLInputElement;
-      const searchForm = h('form', { class: 'panel', role: 'search', 'aria-label': 'Search organizations' },
-        h('div', { class: 'form-row' }, field('org-search', 'Name contains', search), h('div', {}, h('button', { type: 'submit' }, 'Search'))));
+      const searchForm = h('form', { class: 'panel', role: 'search', 'aria-label': t.searchOrgs },
+        h('div', { class: 'form-row' }, field('org-search', t.nameContains, search), h('div', {}, h('button', { type: 'submit' }, t.search))));
       searchForm.addEventListener('submit', (ev) => {
         ev.preventDefault();
         q = search.value.trim();
@@ -41,17 +52,17 @@ namespace operatorView {
         cursors.length = 0;
         void draw();
       });
-      const rows = list.data.map((o: any) => [h('a', { href: `#/orgs/${o.id}` }, o.name), o.balance ?? '—', o.held ?? '—', String(o.open_holds ?? '—'), o.package ?? '—', o.created_at.slice(0, 10)]);
+      const rows = list.data.map((o: any) => [h('a', { href: `#/orgs/${o.id}` }, o.name), money.el(o.balance), money.el(o.held), o.open_holds == null ? '—' : i18n.int(o.open_holds), money.el(o.package), i18n.date(o.created_at)]);
       main.replaceChildren(
-        h('h1', {}, 'Organizations'),
+        h('h1', {}, t.organizations),
         searchForm,
         h('section', { class: 'panel' },
-          views.table(['Name', 'Balance', 'Held', 'Open holds', 'Package', 'Created'], rows, 'Organizations', [1, 2, 3, 4]),
-          h('div', { class: 'pager' },
-            h('button', { type: 'button', class: 'secondary', disabled: cursors.length === 0, onclick: () => { cursor = cursors.pop() ?? null; void draw(); } }, 'Previous page'),
-            h('button', { type: 'button', class: 'secondary', disabled: !list.has_more, onclick: () => { cursors.push(cursor); cursor = list.next_cursor; void draw(); } }, 'Next page'))),
-        form('Create an organization', [field('org-name', 'Name', name), field('org-balance', 'Opening balance', balance)], 'Create', async () => {
-          const org = await api.call('POST', '/organizations', { name: name.value, ...(balance.value ? { balance: balance.value } : {}) });
+          rows.length === 0 ? views.empty(t.noOrgs) : views.table([t.name, t.balance, t.held, t.openHoldsCol, t.package, t.createdAt], rows, t.organizations, [1, 2, 3, 4]),
+          views.pager(
+            { disabled: cursors.length === 0, label: t.previousPage, go: () => { cursor = cursors.pop() ?? null; void draw(); } },
+            { disabled: !list.has_more, label: t.nextPage, go: () => { cursors.push(cursor); cursor = list.next_cursor; void draw(); } })),
+        form(t.createOrg, [field('org-name', t.name, name), field('org-balance', inCurrency(t.openingBalance), balance)], t.create, async () => {
+          const org = await api.call('POST', '/organizations', { name: name.value, ...(balance.value ? { balance: typedAmount(balance) } : {}) });
           location.hash = `#/orgs/${org.id}`;
         }),
       );
@@ -59,11 +70,18 @@ namespace operatorView {
     await draw();
   }
 
+  function people(accounts: any[], reload: () => void): HTMLElement {
+    if (accounts.length === 0) return views.empty(t.noPeople);
+    return views.table([t.name, t.email, t.status, t.createdAt, t.actions], accounts.map((a: any) => [a.name, a.email, t.accountStatus[a.status] ?? a.status, i18n.date(a.created_at),
+      a.status === 'active' ? h('button', { type: 'button', class: 'danger', 'aria-label': t.disableNamed(a.email), onclick: async () => {
+        if (window.confirm(t.confirmDisable(a.email))) { await api.call('POST', `/accounts/${a.id}/disable`); reload(); }
+      } }, t.disable) : '']), t.peopleCaption);
+  }
+
   export async function org(main: HTMLElement, orgId: string): Promise<void> {
-    const o = await api.call('GET', `/organizations/${encodeURIComponent(orgId)}`);
-    const accounts = await api.call('GET', `/organizations/${orgId}/accounts`);
+    const [o, accounts] = await Promise.all([api.call('GET', `/organizations/${encodeURIComponent(orgId)}`), api.call('GET', `/organizations/${orgId}/accounts`)]);
     const amount = h('input', { required: true, inputmode: 'decimal', placeholder: '10.00' }) as HTMLInputElement;
-    const target = h('select', {}, h('option', { value: 'balance' }, 'balance'), h('option', { value: 'package' }, 'package')) as HTMLSelectElement;
+    const target = h('select', {}, ...['balance', 'package'].map((f) => h('option', { value: f }, t.fundingValue[f]))) as HTMLSelectElement;
     const expires = h('input', { type: 'date' }) as HTMLInputElement;
     const perSecond = h('input', { inputmode: 'numeric', value: o.quotas.per_second_source === 'organization' ? String(o.quotas.per_second) : '' }) as HTMLInputElement;
     const perMinute = h('input', { inputmode: 'numeric', value: o.quotas.per_minute_source === 'organization' ? String(o.quotas.per_minute) : '' }) as HTMLInputElement;
@@ -72,24 +90,19 @@ namespace operatorView {
     const password = h('input', { type: 'password', required: true, minlength: 10, autocomplete: 'new-password' }) as HTMLInputElement;
     const reload = () => void org(main, orgId);
     main.replaceChildren(
-      h('h1', {}, o.name),
+      ...views.orgHeader(o, `#/orgs/${orgId}`, 'overview'),
       views.moneyFigures(o),
-      h('p', {}, h('a', { href: `#/orgs/${orgId}/keys` }, 'Keys'), ' · ', h('a', { href: `#/orgs/${orgId}/usage` }, 'Usage')),
-      form('Credit', [field('credit-amount', 'Amount', amount), field('credit-target', 'To', target), field('credit-expires', 'Package expires (optional)', expires)], 'Credit', async () => {
-        await api.call('POST', `/organizations/${orgId}/credits`, { amount: amount.value, target: target.value, ...(expires.value ? { expires_at: `${expires.value}T23:59:59Z` } : {}) });
+      form(t.credit, [field('credit-amount', inCurrency(t.amount), amount), field('credit-target', t.to, target), field('credit-expires', t.packageExpires, expires)], t.credit, async () => {
+        await api.call('POST', `/organizations/${orgId}/credits`, { amount: typedAmount(amount), target: target.value, ...(expires.value ? { expires_at: `${expires.value}T23:59:59Z` } : {}) });
         reload();
       }),
-      form('Quotas (empty = the default)', [field('quota-second', 'Requests per second', perSecond), field('quota-minute', 'Requests per minute', perMinute)], 'Save quotas', async () => {
+      form(t.quotasForm, [field('quota-second', t.perSecondLabel, perSecond), field('quota-minute', t.perMinuteLabel, perMinute)], t.saveQuotas, async () => {
         const n = (v: string) => (v.trim() === '' ? null : Number(v));
         await api.call('PATCH', `/organizations/${orgId}`, { quota_per_second: n(perSecond.value), quota_per_minute: n(perMinute.value) });
         reload();
       }),
-      h('section', { class: 'panel' }, h('h2', {}, 'People'),
-        views.table(['Name', 'Email', 'Status', 'Created', ''], accounts.data.map((a: any) => [a.name, a.email, a.status, a.created_at.slice(0, 10),
-          a.status === 'active' ? h('button', { type: 'button', class: 'danger', onclick: async () => {
-            if (window.confirm(`Disable ${a.email}? Their sessions end at once.`)) { await api.call('POST', `/accounts/${a.id}/disable`); reload(); }
-          } }, 'Disable') : '']), 'People of the organization')),
-      form('Add a person', [field('acct-email', 'Email', email), field('acct-name', 'Name', person), field('acct-password', 'Password (10+ characters)', password)], 'Add', async () => {
+      h('section', { class: 'panel' }, h('h2', {}, t.people), people(accounts.data, reload)),
+      form(t.addPerson, [field('acct-email', t.email, email), field('acct-name', t.name, person), field('acct-password', t.passwordHint, password)], t.add, async () => {
         await api.call('POST', `/organizations/${orgId}/accounts`, { email: email.value, name: person.value, password: password.value });
         reload();
       }),
@@ -101,10 +114,10 @@ namespace operatorView {
     const rows: ui.Child[][] = [];
     for (const m of c.models) for (const r of m.routes) rows.push([m.id, r.protocol, r.supplier, r.wire_protocol, r.upstream_model, String(r.priority), r.circuit]);
     main.replaceChildren(
-      h('h1', {}, `Catalog revision ${c.revision}${c.stale ? ' (stale: the store cannot be read)' : ''}`),
-      h('section', { class: 'panel' }, h('h2', {}, 'Routes'), views.table(['Model', 'Protocol', 'Supplier', 'Wire', 'Upstream model', 'Priority', 'Circuit (this worker)'], rows, 'Published routes')),
-      h('section', { class: 'panel' }, h('h2', {}, 'Suppliers'),
-        views.table(['Name', 'Wire', 'Base URL', 'Protocols', 'Credential from'], c.suppliers.map((s: any) => [s.name, s.wire_protocol, s.base_url, s.protocols.join(', '), s.credential_env ?? 'none']), 'Suppliers')),
+      h('h1', {}, t.catalogRevision(c.revision, c.stale)),
+      h('section', { class: 'panel' }, h('h2', {}, t.routes), views.table(t.routesCols, rows, t.routes)),
+      h('section', { class: 'panel' }, h('h2', {}, t.suppliers),
+        views.table(t.suppliersCols, c.suppliers.map((s: any) => [s.name, s.wire_protocol, s.base_url, s.protocols.join(', '), s.credential_env ?? t.none]), t.suppliers)),
     );
   }
 }

@@ -2,9 +2,10 @@
 // organization sees their organization (#/overview, #/keys, #/keys/<id>,
 // #/usage); the operator sees every organization (#/orgs, #/orgs/<id>[/keys|
 // /usage]) and the catalog (#/catalog). What each may see is enforced by the
-// API; these screens only draw what it answers.
+// API; these screens only draw what it answers, in the page's language.
 namespace consoleApp {
   const h = ui.h;
+  const t = i18n.t;
   let session: any = null;
 
   function main(): HTMLElement {
@@ -24,23 +25,23 @@ namespace consoleApp {
         route();
       } catch (err) {
         status.replaceChildren(views.errorBox(err));
-        views.announce(err instanceof api.ApiError ? err.message : 'Sign-in failed');
+        views.announce(err instanceof api.ApiError ? (t.errors[err.code] ?? err.message) : t.signInFailed);
       }
     };
     const form = h('form', { class: 'panel', 'aria-labelledby': 'signin-title' },
-      h('h1', { id: 'signin-title' }, 'Sign in'),
-      h('label', { for: 'email' }, 'Email'), email,
-      h('label', { for: 'password' }, 'Password'), password,
-      h('p', {}, h('button', { type: 'submit' }, 'Sign in')),
+      h('h1', { id: 'signin-title' }, t.signIn),
+      h('label', { for: 'email' }, t.email), email,
+      h('label', { for: 'password' }, t.password), password,
+      h('p', {}, h('button', { type: 'submit' }, t.signIn)),
     );
     form.addEventListener('submit', (ev) => {
       ev.preventDefault();
       void submit({ email: email.value, password: password.value });
     });
     const operator = h('form', { class: 'panel', 'aria-labelledby': 'op-title' },
-      h('h2', { id: 'op-title' }, 'Operator'),
-      h('label', { for: 'admin-token' }, 'Admin token'), token,
-      h('p', {}, h('button', { type: 'submit', class: 'secondary' }, 'Sign in as operator')),
+      h('h2', { id: 'op-title' }, t.operator),
+      h('label', { for: 'admin-token' }, t.adminToken), token,
+      h('p', {}, h('button', { type: 'submit', class: 'secondary' }, t.signInOperator)),
     );
     operator.addEventListener('submit', (ev) => {
       ev.preventDefault();
@@ -57,48 +58,51 @@ namespace consoleApp {
     document.getElementById('nav')!.replaceChildren(
       ...links.map(([href, label]) => h('a', { href, 'aria-current': here.startsWith(href) ? 'page' : undefined }, label)),
     );
-    const who = session.account?.email ?? (session.role === 'operator' ? 'operator' : '');
+    const who = session.account?.email ?? (session.role === 'operator' ? t.operatorWho : '');
     document.getElementById('who')!.replaceChildren(
-      h('span', {}, who),
-      h('button', { type: 'button', class: 'secondary', onclick: async () => {
+      h('span', { class: 'who-name' }, who),
+      h('button', { type: 'button', class: 'secondary', title: who, onclick: async () => {
         await api.call('DELETE', '/sessions/current').catch(() => {});
         session = null;
         api.csrf = '';
         location.hash = '';
         signInForm();
-      } }, 'Sign out'),
+      } }, t.signOut),
     );
   }
 
-  async function overview(orgId: string): Promise<void> {
+  async function overview(m: HTMLElement, orgId: string): Promise<void> {
     const org = await api.call('GET', `/organizations/${orgId}`);
-    main().replaceChildren(h('h1', {}, org.name), views.moneyFigures(org));
+    m.replaceChildren(h('h1', {}, org.name), views.moneyFigures(org));
   }
 
   async function route(): Promise<void> {
     if (session === null) return signInForm();
     const hash = location.hash.replace(/^#/, '');
     const parts = hash.split('/').filter((p) => p !== '');
-    const m = main();
-    m.replaceChildren(h('p', {}, 'Loading…'));
+    // Each route draws into its own container: one the hash has moved on from
+    // (its answers still arriving) draws into a detached one, not over this.
+    const m = h('div', {}, h('p', {}, t.loading));
+    main().replaceChildren(m);
     try {
       if (session.role === 'operator') {
-        nav([['#/orgs', 'Organizations'], ['#/catalog', 'Catalog']]);
+        nav([['#/orgs', t.organizations], ['#/catalog', t.catalog]]);
         if (parts[0] === 'catalog') return await operatorView.catalog(m);
         if (parts[0] === 'orgs' && parts[1]) {
-          if (parts[2] === 'keys') return await keysView.render(m, parts[1]);
-          if (parts[2] === 'usage') return await usageView.render(m, parts[1]);
+          const base = `#/orgs/${parts[1]}`;
+          if (parts[2] === 'keys') return await keysView.render(m, parts[1], base);
+          if (parts[2] === 'usage') return await usageView.render(m, parts[1], base);
           return await operatorView.org(m, parts[1]);
         }
         if (parts[0] === 'keys' && parts[1]) return await keysView.renderOne(m, parts[1]);
         return await operatorView.orgs(m);
       }
       const orgId = session.organization_id;
-      nav([['#/overview', 'Overview'], ['#/keys', 'Keys'], ['#/usage', 'Usage']]);
+      nav([['#/overview', t.overview], ['#/keys', t.keys], ['#/usage', t.usage]]);
       if (parts[0] === 'keys' && parts[1]) return await keysView.renderOne(m, parts[1]);
-      if (parts[0] === 'keys') return await keysView.render(m, orgId);
-      if (parts[0] === 'usage') return await usageView.render(m, orgId);
-      return await overview(orgId);
+      if (parts[0] === 'keys') return await keysView.render(m, orgId, null);
+      if (parts[0] === 'usage') return await usageView.render(m, orgId, null);
+      return await overview(m, orgId);
     } catch (err) {
       if (err instanceof api.ApiError && err.status === 401) {
         session = null;
@@ -109,11 +113,17 @@ namespace consoleApp {
   }
 
   export async function start(): Promise<void> {
-    try {
-      session = await api.call('GET', '/sessions/current');
-      api.csrf = session.csrf_token;
-    } catch {
-      session = null;
+    if (langSwitch.start()) return;
+    // The server saw no session cookie: nothing to ask. With one, the status
+    // route answers 200 either way, so an expired cookie logs no 401 here.
+    if (document.body.dataset.session !== 'none') {
+      try {
+        const status = await api.call('GET', '/sessions/status');
+        session = status.signed_in === true ? status : null;
+        if (session !== null) api.csrf = session.csrf_token;
+      } catch {
+        session = null;
+      }
     }
     window.addEventListener('hashchange', () => void route());
     await route();

@@ -4,6 +4,7 @@ import { readFileSync } from 'node:fs';
 import { applyCatalog, checkCredentials, parseCatalogFile } from '../../catalog/apply.js';
 import { CredentialPolicy } from '../../catalog/credentials.js';
 import { currentRevision } from '../../catalog/load.js';
+import { formatMoney } from '../../money/money.js';
 import { inTransaction } from '../../store/pool.js';
 import { printJson, table, UsageError, type Command } from './command.js';
 
@@ -44,8 +45,27 @@ export const catalogCommands: Command[] = [
              FROM routes r JOIN models m USING (model_id) JOIN suppliers s ON s.id = r.supplier_id ORDER BY m.canonical_name, r.protocol_code, r.priority`,
         )
       ).rows;
-      if (values.json === true) return printJson(ctx, { revision, suppliers, routes });
-      ctx.out(`Catalog revision ${revision}\n\nSuppliers\n`);
+      const models = (
+        await pool.query(
+          `SELECT m.canonical_name AS model, m.aliases, m.active, p.input_micros_per_mtok AS input, p.cached_input_micros_per_mtok AS cached,
+                  p.output_micros_per_mtok AS output, p.image_unit_micros AS image
+             FROM models m LEFT JOIN prices p USING (model_id) ORDER BY m.canonical_name`,
+        )
+      ).rows;
+      const currency = ctx.config().billing.currency;
+      const price = (micros: string | number | null): string => (micros === null || Number(micros) === 0 ? '-' : formatMoney(BigInt(micros)));
+      if (values.json === true) {
+        const priced = models.map((m) => ({ ...m, input: price(m.input), cached: price(m.cached), output: price(m.output), image: price(m.image) }));
+        return printJson(ctx, { revision, currency, suppliers, models: priced, routes });
+      }
+      ctx.out(`Catalog revision ${revision}\n\nModels (prices in ${currency}: per 1M tokens, or per image)\n`);
+      ctx.out(
+        table(
+          ['model', 'aliases', 'input', 'cached input', 'output', 'per image', 'active'],
+          models.map((m) => [m.model, m.aliases.join(',') || '-', price(m.input), price(m.cached), price(m.output), price(m.image), String(m.active)]),
+        ),
+      );
+      ctx.out('\nSuppliers\n');
       ctx.out(table(['name', 'wire', 'base url', 'credential env', 'protocols', 'active'], suppliers.map((s) => [s.name, s.wire_protocol, s.base_url, s.credential_env ?? '-', s.protocols.join(','), String(s.active)])));
       ctx.out('\nRoutes\n');
       ctx.out(table(['model', 'protocol', 'supplier', 'upstream model', 'priority', 'active'], routes.map((r) => [r.model, r.protocol, r.supplier, r.upstream_model, String(r.priority), String(r.active)])));

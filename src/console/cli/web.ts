@@ -7,8 +7,8 @@ import { GatewayError } from '../../errors/gateway-error.js';
 import { organizationExists } from '../../auth/key-store.js';
 import { isUuid } from '../../store/uuid.js';
 import { accountView, createAccount, disableAccount, listAccounts, parseAccountInput } from '../accounts.js';
-import { decodeCursor, encodeCursor, isCursor, isDay, isLimit, isText, isUuidText, limitOf } from '../query.js';
-import { organizationsPage, usagePage } from '../usage-store.js';
+import { decodeCursor, encodeCursor, isCursor, isDay, isLimit, isText, isUuidText, limitOf, REQUEST_ID, UUID_ID } from '../query.js';
+import { modelFilter, organizationsPage, usagePage } from '../usage-store.js';
 import { printJson, table, UsageError, type Command, type OptionValues } from './command.js';
 
 /** Flags checked with the console's query validators, so both refuse the same values. */
@@ -39,12 +39,22 @@ export const webCommands: Command[] = [
     async run(_p, values, ctx) {
       const q = flags(values, { search: isText(200), limit: isLimit, cursor: isCursor });
       const { pool } = await ctx.store();
-      const page = await organizationsPage(pool, q.get('search') ?? null, limitOf(q), decodeCursor(q));
+      const page = await organizationsPage(pool, q.get('search') ?? null, limitOf(q), decodeCursor(q, UUID_ID));
       const last = page.rows[page.rows.length - 1];
       const next = page.hasMore && last ? encodeCursor(last.cursor_at, last.id) : null;
-      const data = page.rows.map((r) => ({ id: r.id, name: r.name, created_at: r.created_at.toISOString() }));
-      if (values.json === true) return printJson(ctx, { object: 'list', data, has_more: page.hasMore, next_cursor: next });
-      ctx.out(table(['ID', 'NAME', 'CREATED'], data.map((d) => [d.id, d.name, d.created_at])) + (next ? `next page: --cursor ${next}\n` : ''));
+      const data = page.rows.map((r) => ({
+        id: r.id,
+        name: r.name,
+        balance: formatMoney(r.balance_micros),
+        package: formatMoney(r.package_micros),
+        created_at: r.created_at.toISOString(),
+      }));
+      const currency = ctx.config().billing.currency;
+      if (values.json === true) return printJson(ctx, { object: 'list', currency, data, has_more: page.hasMore, next_cursor: next });
+      ctx.out(
+        table(['ID', 'NAME', `BALANCE (${currency})`, `PACKAGE (${currency})`, 'CREATED'], data.map((d) => [d.id, d.name, d.balance, d.package, d.created_at])) +
+          (next ? `next page: --cursor ${next}\n` : ''),
+      );
     },
   },
   {
@@ -53,7 +63,7 @@ export const webCommands: Command[] = [
     summary: "an organization's usage rows (newest first) and totals, with the console's filters",
     options: {
       'key-id': { type: 'string', help: 'only this key' },
-      model: { type: 'string', help: 'only this model_id' },
+      model: { type: 'string', help: 'only this model: its name, an alias or its model_id' },
       day: { type: 'string', help: 'only this UTC day, YYYY-MM-DD' },
       ...PAGE_OPTIONS,
       ...JSON_OPTION,
@@ -63,7 +73,11 @@ export const webCommands: Command[] = [
       const q = flags(values, { key_id: isUuidText, model: isText(200), day: isDay, limit: isLimit, cursor: isCursor });
       const { pool } = await ctx.store();
       if (!isUuid(orgId) || !(await organizationExists(pool, orgId))) throw new GatewayError('organization_not_found');
-      const page = await usagePage(pool, { orgId, keyId: q.get('key_id') ?? null, model: q.get('model') ?? null, day: q.get('day') ?? null }, limitOf(q), decodeCursor(q));
+      const model = q.get('model');
+      const filter = { orgId, keyId: q.get('key_id') ?? null, model: model === undefined ? null : await modelFilter(pool, model), day: q.get('day') ?? null };
+      const page = await usagePage(pool, filter, limitOf(q), decodeCursor(q, REQUEST_ID));
+      // Rows record the model_id; a person reads the model's name.
+      const names = new Map((await pool.query<{ id: string; name: string }>('SELECT model_id::text AS id, canonical_name AS name FROM models')).rows.map((r) => [r.id, r.name]));
       const last = page.rows[page.rows.length - 1];
       const next = page.hasMore && last ? encodeCursor(last.cursor_at, last.request_id) : null;
       const rows = page.rows.map((r) => ({
@@ -71,6 +85,7 @@ export const webCommands: Command[] = [
         finished_at: r.finished_at.toISOString(),
         key_id: r.key_id,
         model_id: r.model_id,
+        model: names.get(r.model_id) ?? r.model_id,
         input_tokens: Number(r.input_tokens),
         output_tokens: Number(r.output_tokens),
         charged: formatMoney(Number(r.charged_micros)),
@@ -79,7 +94,7 @@ export const webCommands: Command[] = [
       const totals = { total_requests: page.requests, total_charged: formatMoney(page.chargedMicros) };
       if (values.json === true) return printJson(ctx, { object: 'list', data: rows, has_more: page.hasMore, next_cursor: next, ...totals });
       ctx.out(
-        table(['FINISHED', 'KEY', 'MODEL', 'IN', 'OUT', 'CHARGED', 'OUTCOME'], rows.map((r) => [r.finished_at, r.key_id, r.model_id, String(r.input_tokens), String(r.output_tokens), r.charged, r.outcome])) +
+        table(['FINISHED', 'KEY', 'MODEL', 'IN', 'OUT', 'CHARGED', 'OUTCOME'], rows.map((r) => [r.finished_at, r.key_id, r.model, String(r.input_tokens), String(r.output_tokens), r.charged, r.outcome])) +
           `total: ${totals.total_requests} requests, ${totals.total_charged} charged\n` +
           (next ? `next page: --cursor ${next}\n` : ''),
       );

@@ -2,17 +2,24 @@
 // organization's shard stream (concurrent callers in one tick share a write:
 // auto-pipelining); the answer comes back on this worker's own pub/sub
 // channel, pushed by the shard's owner. So a reservation costs the worker one
-// Redis command and waits for one push. With billing.flush_ms > 0 a
-// settlement waits for nothing: its XADD is handed to the socket in the
+// Redis command and waits for one push. With billing.flush_ms > 0 the
+// settlement of a call the owner holds one by one waits for nothing: its XADD is handed to the socket in the
 // call's own turn of the event loop, before the reply is (as the embedded
 // host hands it to its IPC pipe), and Redis's answer is checked in the
 // background. Once in the stream it stays there until the shard's owner has
 // written it (XACK after the journal), so nobody needs the actor's answer.
 //
-// Most calls make no reservation round trip at all: the worker reserves them
-// from its allotments (../allotments.ts), granted by the shard's owner along
-// with the reservations it does send, and given back by a 'retired' command in
-// the same stream as its settlements (docs/billing.md, "Allotments").
+// Most calls make no round trip and no command at all: the worker reserves
+// them from its allotments (../allotments.ts), granted by the shard's owner
+// along with the reservations it does send, and settles them itself
+// (../worker-books.ts: its books' file, then its own COPY to PostgreSQL). The
+// owner hears what they spent per batch, once the batch is in the store (a
+// 'spent' command per shard: an owner that takes the shard over loads the
+// store and finds there every batch its predecessor was told of); an
+// allotment goes back by a 'retired' command sent after the batches holding
+// its calls (docs/billing.md, "Allotments"). What a gone worker's file holds
+// is written by its instance's primary (host.ts), or at that instance's next
+// start if the whole host went down.
 //
 // When Redis cannot be reached a reservation fails at once (the caller
 // answers 503: no unbilled traffic). A settlement, though, is money already
@@ -22,21 +29,22 @@
 // no-op), then sends the settlement again marked `check` once Redis answers:
 // the actor closes the hold and counts the charge only as the store has it.
 import { randomUUID } from 'node:crypto';
-import type { Redis } from 'ioredis';
+import type { RedisLike as Redis } from './connection.js'; // one server, or a Redis Cluster
 import type { Logger } from '../../log/logger.js';
 import { createPool, type Pool } from '../../store/pool.js';
-import { Allotments } from '../allotments.js';
-import type { AccountView, CreditCommand, CreditReply, LedgerClient, ProgressCommand, ReleaseCommand, ReserveReply, ReserveRequest, RetiredCommand, SettleCommand, UsageRow } from '../protocol.js';
+import { Allotments, NeverSent } from '../allotments.js';
+import type { AccountView, Allotted, CreditCommand, CreditReply, FoldedCommand, LedgerClient, ProgressCommand, ReleaseCommand, ReserveReply, ReserveRequest, RetiredCommand, SettleCommand, SpentReport, UsageRow } from '../protocol.js';
 import { PgLedgerStore } from '../store.js';
-import { redisConnection } from './connection.js';
+import { OwnBooks } from './own-books.js';
+import { onNodeLost, redisConnection } from './connection.js';
+import { listenForReplies } from './pubsub.js';
 import { SHARDS, shardOf, type Envelope, type Op, type RedisKeys, type ReplyMessage } from './keys.js';
 
 /** A reservation stands between the caller and its first byte: fail fast (the caller answers 503). */
 const RESERVE_TIMEOUT_MS = 3000;
 /** With flush_ms = 0 the actor answers after the write, which it caps at 10 s (with flush_ms > 0 nobody waits). */
 const SETTLE_TIMEOUT_DURABLE_MS = 12_000;
-const CONSOLE_TIMEOUT_MS = 10_000;
-const RELEASE_RETRY_MS = 1000;
+const [CONSOLE_TIMEOUT_MS, RELEASE_RETRY_MS] = [10_000, 1000];
 /**
  * A settlement that may have reached Redis is written directly no sooner than
  * this after it was sent, so that the actor can tell by its age
@@ -55,7 +63,7 @@ const RESEND_WINDOW_MS = 2000;
 const FIRST_SUBSCRIPTION_WAIT_MS = 1000;
 
 /** The command never reached Redis: nothing was applied. */
-class NotSent extends Error {}
+class NotSent extends NeverSent {}
 /** Sent, but no answer in time: it may yet be applied. */
 class NoAnswer extends Error {}
 
@@ -75,8 +83,12 @@ export interface RedisClientOptions {
   flushMs: number;
   /** billing.allotment_calls: how many calls an allotment holds; 0, none (every call reserves through the shard's owner). */
   allotmentCalls: number;
-  /** The shared PostgreSQL, for settlements the actor cannot be reached for. */
+  /** The shared PostgreSQL: this worker's books, and settlements the actor cannot be reached for. */
   databaseUrl: string;
+  /** billing.journal_max_lag_ms: past it, calls from allotments wait for this worker's books to reach the store. */
+  journalMaxLagMs: number;
+  /** Where this worker's books' file goes (its primary's, ../books-replay.ts). */
+  booksDir: string;
   logger: Logger;
 }
 
@@ -84,7 +96,6 @@ export class RedisLedgerClient implements LedgerClient {
   readonly owner: string;
   private readonly commands: Redis;
   private readonly replies: Redis;
-  private readonly channel: string;
   private subscribed = false;
   /**
    * The first subscription and the command connection's first readiness: a
@@ -106,19 +117,22 @@ export class RedisLedgerClient implements LedgerClient {
   /** One-way settlements (their XADD's text) of this window and the one before: see RESEND_WINDOW_MS. */
   private sentRecently: string[] = [];
   private sentBefore: string[] = [];
-  private pool: Pool | null = null;
+  private readonly pool: Pool;
   private readonly allotments: Allotments;
+  /** The calls this worker settles itself (those from its allotments): own-books.ts. */
+  private readonly own: OwnBooks;
 
   constructor(private readonly opts: RedisClientOptions) {
     this.owner = opts.owner;
-    this.channel = opts.keys.reply(opts.owner);
-    this.allotments = new Allotments(this.owner, opts.allotmentCalls, (cmd) => this.queue('retired', cmd.orgId, cmd.id, cmd));
+    this.pool = createPool(opts.databaseUrl, 2);
+    this.own = new OwnBooks({ pool: this.pool, booksDir: opts.booksDir, flushMs: opts.flushMs, journalMaxLagMs: opts.journalMaxLagMs, send: (op, orgId, key, payload) => this.queue(op, orgId, key, payload), logger: opts.logger });
+    // Topped up before they run dry, so that under load the calls behind find them full rather than each asking the owner.
+    this.allotments = new Allotments(this.owner, opts.allotmentCalls, (cmd) => this.own.retire(cmd), Date.now, (cmd) => this.ask<Allotted | null>('allot', shardOf(cmd.orgId), cmd, RESERVE_TIMEOUT_MS));
     this.commands = redisConnection(opts.url, 'commands', `tollgate-worker-${process.pid}`, opts.logger);
     this.replies = redisConnection(opts.url, 'replies', `tollgate-replies-${process.pid}`, opts.logger);
-    this.replies.on('message', (_channel: string, text: string) => this.answer(text));
     this.replies.on('close', () => (this.subscribed = false));
     this.replies.on('ready', () => (this.subscribed = true));
-    const subscription = this.replies.subscribe(this.channel).then(
+    const subscription = listenForReplies(this.replies, opts.keys.replyChannels(opts.owner), (text) => this.answer(text)).then(
       () => (this.subscribed = true),
       () => {},
     );
@@ -131,6 +145,9 @@ export class RedisLedgerClient implements LedgerClient {
     this.timers.push(setInterval(() => this.retryReleases(), RELEASE_RETRY_MS));
     this.timers.push(
       setInterval(() => {
+        // Not while the connection is down: a failover (Sentinel) can lose what the old primary acknowledged but had not
+        // yet copied to its replica, however long the promotion takes; all of it is sent again on reconnecting.
+        if (this.commands.status !== 'ready') return;
         this.sentBefore = this.sentRecently;
         this.sentRecently = [];
       }, RESEND_WINDOW_MS),
@@ -138,10 +155,13 @@ export class RedisLedgerClient implements LedgerClient {
     this.commands.on('ready', () => {
       if (this.everConnected) this.resendRecent();
     });
+    // A Cluster stays ready when one primary dies; what that primary took and had not copied goes again (check).
+    onNodeLost(this.commands, () => this.resendRecent());
     for (const t of this.timers) t.unref();
   }
 
   async reserve(req: ReserveRequest): Promise<ReserveReply> {
+    if (this.own.gate.closed) await this.own.gate.wait(); // the store is behind this worker's books (../store-gate.ts)
     try {
       return await this.allotments.reserve(req, (cmd) => this.ask<ReserveReply>('reserve', shardOf(req.orgId), cmd, RESERVE_TIMEOUT_MS));
     } catch (err) {
@@ -154,8 +174,11 @@ export class RedisLedgerClient implements LedgerClient {
   }
 
   async settle(cmd: SettleCommand): Promise<void> {
-    // A call reserved from an allotment names it, on every path (a retry, a direct write's later check), so the owner takes its money from there.
     const rid = cmd.usage.requestId;
+    const here = this.allotments.settleHere(rid);
+    if (here !== null) return this.own.books.settle(cmd.usage, here.id, here.amount);
+    this.own.books.forget(rid); // its progress went to the owner with its allotment's retirement
+    // A call reserved from an allotment names it, on every path (a retry, a direct write's later check), so the owner takes its money from there.
     const sent = this.allotments.settlement(cmd);
     if (this.opts.flushMs > 0 && (await this.connected())) return this.handOff(sent);
     const sentAt = Date.now();
@@ -236,6 +259,9 @@ export class RedisLedgerClient implements LedgerClient {
 
   /** Best effort, nobody waits: a lost progress only means the previous one (or none) is what a takeover settles on. */
   progress(cmd: ProgressCommand): void {
+    // A stream from an allotment keeps its progress in this worker's books; any other tells the owner.
+    const here = this.allotments.progressHere(cmd.usage.requestId);
+    if (here !== null) return this.own.books.progress(cmd.usage, here.id, here.amount);
     if (this.commands.status !== 'ready') return;
     const env: Envelope = { o: 'progress', i: 0, r: null, p: this.allotments.progress(cmd) };
     this.commands.xadd(this.opts.keys.stream(shardOf(cmd.usage.orgId)), '*', 'm', JSON.stringify(env)).catch(() => {});
@@ -243,6 +269,7 @@ export class RedisLedgerClient implements LedgerClient {
 
   /** Queued in the stream behind everything the worker sent before; nobody waits for the actor. */
   async release(cmd: ReleaseCommand): Promise<void> {
+    this.own.books.forget(cmd.requestId);
     const sent = this.allotments.release(cmd);
     if (sent.allotment !== undefined) this.allotments.finish(cmd.requestId);
     else if (this.unsent.delete(cmd.requestId)) return;
@@ -267,17 +294,23 @@ export class RedisLedgerClient implements LedgerClient {
     await Promise.all(Array.from({ length: SHARDS }, (_, s) => this.ask('sync', s, null, CONSOLE_TIMEOUT_MS)));
   }
 
+  /** Summed with the primary's into /metrics: this worker's books' gate. */
+  gauges(): Record<string, number> {
+    return this.own.gauges();
+  }
+
   async close(): Promise<void> {
     for (const t of this.timers) clearInterval(t);
     await this.delivered();
     this.allotments.close(); // their retirements go out behind the settlements, like releases
+    await this.own.close();
     await this.retryReleases();
     for (const w of this.waiting.values()) clearTimeout(w.timer);
     // Drained: nothing of ours is held any more, so no owner needs to wait for our lease.
     await this.commands.zrem(this.opts.keys.beats, this.owner).catch(() => {});
     this.replies.disconnect();
     await this.commands.quit().catch(() => this.commands.disconnect());
-    await this.pool?.end().catch(() => {});
+    await this.pool.end().catch(() => {});
   }
 
   /** Whether commands can be sent now; a worker's first commands wait briefly for its first connections. */
@@ -290,7 +323,7 @@ export class RedisLedgerClient implements LedgerClient {
     if (!(await this.connected())) throw new NotSent(`ledger: Redis connection ${this.commands.status}`);
     if (!this.subscribed) throw new NotSent('ledger: no reply channel (Redis unreachable)');
     const i = ++this.seq;
-    const env: Envelope = { o: op, i, r: this.channel, p: payload };
+    const env: Envelope = { o: op, i, r: this.opts.keys.reply(this.owner, shard), p: payload };
     if (op === 'reserve') env.x = Date.now() + timeoutMs;
     return new Promise<T>((resolve, reject) => {
       const timer = setTimeout(() => {
@@ -320,7 +353,7 @@ export class RedisLedgerClient implements LedgerClient {
   }
 
   private settleWaiter(m: ReplyMessage): void {
-    if (typeof m.recall === 'string') return this.allotments.recall(m.recall);
+    if (typeof m.recall === 'string') return this.allotments.recall(m.recall, typeof m.org === 'string' ? m.org : undefined);
     const w = this.waiting.get(m.i);
     if (w === undefined) return; // the caller stopped waiting
     this.waiting.delete(m.i);
@@ -331,7 +364,6 @@ export class RedisLedgerClient implements LedgerClient {
 
   /** The journal's own statement, so whichever of the two writes lands second changes nothing. */
   private async settleInStore(usage: UsageRow): Promise<void> {
-    this.pool ??= createPool(this.opts.databaseUrl, 2);
     // The actor's settlement rule (actor.ts settle): the whole charge, the part above the hold recorded as overdraft.
     const charged = Number.isSafeInteger(usage.chargedMicros) ? Math.max(0, usage.chargedMicros) : usage.reservedMicros;
     const row: UsageRow = { ...usage, chargedMicros: charged, overdraftMicros: Math.max(0, charged - usage.reservedMicros) };
@@ -340,7 +372,7 @@ export class RedisLedgerClient implements LedgerClient {
   }
 
   /** A command nobody waits for, kept and sent again until Redis takes it (`requestId`: an allotment's id for a retirement). */
-  private queue(op: 'release' | 'settle' | 'retired', orgId: string, requestId: string, payload: ReleaseCommand | SettleCommand | RetiredCommand): void {
+  private queue(op: 'release' | 'settle' | 'retired' | 'spent' | 'folded', orgId: string, requestId: string, payload: ReleaseCommand | SettleCommand | RetiredCommand | SpentReport | FoldedCommand): void {
     const env: Envelope = { o: op, i: 0, r: null, p: payload };
     this.commands.xadd(this.opts.keys.stream(shardOf(orgId)), '*', 'm', JSON.stringify(env)).catch(() => {
       if (!this.releases.has(requestId)) this.releases.set(requestId, { env, orgId, requestId, since: Date.now() });
@@ -364,3 +396,4 @@ export class RedisLedgerClient implements LedgerClient {
     );
   }
 }
+

@@ -7,7 +7,7 @@
 // mirrored holds. Hold owners (workers, anywhere) heartbeat into a sorted
 // set that this host polls, so a dead instance's holds go one lease after its
 // last beat, whichever instance owns their shard.
-import type { Redis } from 'ioredis';
+import type { RedisLike as Redis } from './connection.js'; // one server, or a Redis Cluster
 import type { ChangeBus } from '../../bus/bus.js';
 import type { Logger } from '../../log/logger.js';
 import type { Pool } from '../../store/pool.js';
@@ -18,6 +18,7 @@ import { redisConnection } from './connection.js';
 import { shardOf, type RedisKeys } from './keys.js';
 import type { AccountView } from '../protocol.js';
 import { LEASE_MS, releaseLease, tick, TICK_MS, validUntil, type ShardStatus } from './ownership.js';
+import { GoneWriters } from './gone-writers.js';
 import { ShardActor } from './shard.js';
 
 /** A hold owner whose heartbeat has not moved for this long is forgotten (its holds went long ago). */
@@ -29,6 +30,8 @@ export interface RedisHostOptions {
   instanceId: string;
   pool: Pool;
   settings: LedgerSettings;
+  /** Where this instance's workers keep their books' files (../books-replay.ts). */
+  booksDir: string;
   bus: ChangeBus;
   logger: Logger;
 }
@@ -52,6 +55,8 @@ interface Owned {
 export class RedisLedgerHost {
   readonly kind = 'redis' as const;
   private readonly commands: Redis;
+  /** Lease rounds only: their WAIT for a replica (ownership.ts) must hold up nothing else. */
+  private readonly leases: Redis;
   private readonly owned = new Map<number, Owned>();
   private readonly timers: NodeJS.Timeout[] = [];
   private ticking = false;
@@ -66,9 +71,13 @@ export class RedisLedgerHost {
   private isServing = false;
   /** Shards acquired (any), acquired from another live-or-dead instance (takeovers), and lost, since start. */
   private readonly moves = { shardsAcquired: 0, shardsTakenOver: 0, shardsLost: 0 };
+  /** What this instance's gone workers left in their books (gone-writers.ts). */
+  private readonly goneWriters: GoneWriters;
 
   constructor(private readonly opts: RedisHostOptions) {
     this.commands = redisConnection(opts.url, 'commands', 'tollgate-ledger-host', opts.logger);
+    this.leases = redisConnection(opts.url, 'commands', 'tollgate-ledger-leases', opts.logger);
+    this.goneWriters = new GoneWriters({ store: new PgLedgerStore(opts.pool), commands: this.commands, keys: opts.keys, booksDir: opts.booksDir, logger: opts.logger });
     this.serving = new Promise((resolve) => (this.markServing = resolve));
     this.timers.push(setInterval(() => void this.tick(), TICK_MS));
     this.timers.push(setInterval(() => void this.pollBeats().catch(() => {}), Math.min(1000, Math.max(20, Math.floor(opts.settings.holdLeaseMs / 4)))));
@@ -78,7 +87,7 @@ export class RedisLedgerHost {
     });
     opts.logger.info({ instance: opts.instanceId, prefix: opts.keys.prefix }, 'ledger: Redis streams host starting');
     // The first round as soon as Redis answers, not at the next tick.
-    this.commands.once('ready', () => void this.tick());
+    this.leases.once('ready', () => void this.tick());
   }
 
   /**
@@ -104,6 +113,16 @@ export class RedisLedgerHost {
     }
   }
 
+  /** What a crash of this whole instance left in its workers' books, written before they are forked again (throws if the store cannot take it). */
+  leftAtStart(): Promise<void> {
+    return this.goneWriters.leftAtStart();
+  }
+
+  /** Worker `pid` of this instance exited: what its books hold is written and told (gone-writers.ts). */
+  workerGone(pid: number): void {
+    this.goneWriters.workerGone(pid);
+  }
+
   /** An organization as this instance's memory has it, when its shard is served here (null otherwise): no Redis round trip. */
   localAccount(orgId: string): Promise<AccountView | null> {
     const o = this.owned.get(shardOf(orgId));
@@ -118,7 +137,7 @@ export class RedisLedgerHost {
 
   /** The shards' ledgers summed (a shard's counts since start go with it when it leaves), and this instance's shard moves. */
   stats(): LedgerStats & ShardStats {
-    const total = { actors: 0, owners: 0, openHolds: 0, expiredHolds: 0, heldMicros: 0, backlog: 0, flushLagMs: 0, overdraftMicros: 0, overdraftSettlements: 0, progressSettled: 0, oldestHoldMs: 0, allotments: 0, storeWaits: 0, storeRefusals: 0, storeCopyWrites: 0, storeStatementWrites: 0 };
+    const total = { actors: 0, owners: 0, openHolds: 0, expiredHolds: 0, heldMicros: 0, backlog: 0, flushLagMs: 0, overdraftMicros: 0, overdraftSettlements: 0, progressSettled: 0, workerSettled: 0, oldestHoldMs: 0, allotments: 0, storeWaits: 0, storeRefusals: 0, storeCopyWrites: 0, storeStatementWrites: 0 };
     for (const o of this.owned.values()) {
       const s = o.actor.ledger.stats();
       for (const k of Object.keys(total) as Array<keyof LedgerStats>) total[k] += s[k];
@@ -135,9 +154,11 @@ export class RedisLedgerHost {
     for (const t of this.timers) clearInterval(t);
     await Promise.allSettled([...this.owned.values()].map((o) => o.starting));
     await Promise.all([...this.owned.keys()].map((i) => this.handOff(i)));
+    await this.goneWriters.close();
     // Leave the register too, so the others' fair share grows now rather than a lease from now.
     await this.commands.zrem(this.opts.keys.instances, this.opts.instanceId).catch(() => {});
     await this.commands.quit().catch(() => this.commands.disconnect());
+    await this.leases.quit().catch(() => this.leases.disconnect());
   }
 
   private async tick(): Promise<void> {
@@ -147,7 +168,7 @@ export class RedisLedgerHost {
     try {
       const mayAcquire = sentAt - this.lastFailure > LEASE_MS;
       const held = new Set(this.owned.keys());
-      const result = await tick(this.commands, this.opts.keys, this.opts.instanceId, held, mayAcquire);
+      const result = await tick(this.leases, this.opts.keys, this.opts.instanceId, held, mayAcquire);
       if (this.closing) return;
       const acquired: number[] = [];
       result.shards.forEach((status, shard) => {

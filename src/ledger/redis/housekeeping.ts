@@ -2,7 +2,7 @@
 // trimmed (never one still pending or not yet delivered, so nothing waiting
 // to be applied or written is lost), and consumers of instances long gone
 // are removed from the group once nothing is pending for them.
-import type { Redis } from 'ioredis';
+import type { RedisLike } from './connection.js';
 import { GROUP } from './keys.js';
 
 /** A consumer idle this long with nothing pending is an instance that has gone away. */
@@ -21,7 +21,7 @@ function olderId(a: string, b: string): string {
   return am < bm || (am === bm && as <= bs) ? a : b;
 }
 
-export async function housekeeping(redis: Redis, stream: string, me: string): Promise<void> {
+export async function housekeeping(redis: RedisLike, stream: string, me: string): Promise<void> {
   const groups = ((await redis.xinfo('GROUPS', stream)) as unknown[][]).map(record);
   const group = groups.find((g) => g.name === GROUP);
   if (group === undefined) return;

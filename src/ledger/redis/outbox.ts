@@ -3,8 +3,9 @@
 // answers, one PUBLISH per worker. The order is the point: a hold is mirrored
 // before its command is acknowledged, and both before its caller hears of it,
 // so whatever a caller was told survives this process.
-import type { Redis } from 'ioredis';
+import type { RedisLike } from './connection.js';
 import { GROUP, type ReplyMessage } from './keys.js';
+import { publishIn } from './pubsub.js';
 
 export class Outbox {
   private mirrorOps: Array<[requestId: string, value: string | null]> = [];
@@ -16,9 +17,11 @@ export class Outbox {
   active = true;
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisLike,
     private readonly stream: string,
     private readonly holdsKey: string,
+    /** Answers by SPUBLISH on the shard's slot (pubsub.ts). */
+    private readonly cluster = false,
   ) {}
 
   /** value null: the hold is gone. */
@@ -66,7 +69,7 @@ export class Outbox {
     if (del.length > 0) p.hdel(this.holdsKey, ...del);
     const acks = this.acks;
     if (acks.length > 0) p.xack(this.stream, GROUP, ...acks);
-    for (const [channel, list] of this.replies) p.publish(channel, JSON.stringify(list.length === 1 ? list[0] : list));
+    for (const [channel, list] of this.replies) publishIn(p, this.cluster, channel, JSON.stringify(list.length === 1 ? list[0] : list));
     this.mirrorOps = [];
     this.acks = [];
     this.replies = new Map();

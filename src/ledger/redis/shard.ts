@@ -10,10 +10,10 @@
 // usage row are in PostgreSQL. So if this instance dies, the next owner adopts the mirrored
 // holds, claims what was never acknowledged (XAUTOCLAIM) and applies it
 // again: idempotent by request id, so nothing is charged twice or lost.
-import type { Redis } from 'ioredis';
+import type { RedisLike as Redis } from './connection.js'; // one server, or a Redis Cluster
 import type { Logger } from '../../log/logger.js';
 import type { Ledger } from '../ledger.js';
-import type { CreditCommand, ProgressCommand, ReleaseCommand, ReserveCommand, RetiredCommand, SettleCommand } from '../protocol.js';
+import type { AllotCommand, CreditCommand, FoldedCommand, ProgressCommand, ReleaseCommand, ReserveCommand, RetiredCommand, SettleCommand, SpentReport } from '../protocol.js';
 import type { HoldRecord } from '../records.js';
 import { redisConnection, sleep } from './connection.js';
 import { decodeHold, encodeHold, GROUP, type Envelope, type RedisKeys } from './keys.js';
@@ -66,12 +66,12 @@ export class ShardActor {
   ) {
     this.stream = ctx.keys.stream(ctx.shard);
     this.holdsKey = ctx.keys.holds(ctx.shard);
-    this.outbox = new Outbox(ctx.commands, this.stream, this.holdsKey);
+    this.outbox = new Outbox(ctx.commands, this.stream, this.holdsKey, ctx.keys.cluster);
     this.reader = redisConnection(ctx.url, 'reader', `tollgate-shard-${ctx.shard}`, ctx.logger);
     ledger.onHoldExpired = (hold) => this.mirror(hold.requestId, null);
     // A recall reaches the worker on its reply channel; it answers with a 'retired' command in its shard's stream.
-    ledger.recalls.recaller = (owner, id) => {
-      this.outbox.reply(ctx.keys.reply(owner), { i: 0, recall: id });
+    ledger.recalls.recaller = (owner, id, orgId) => {
+      this.outbox.reply(ctx.keys.reply(owner, ctx.shard), { i: 0, recall: id, org: orgId });
       return true;
     };
   }
@@ -250,6 +250,15 @@ export class ShardActor {
         this.ack(id);
         return this.reply(env, reply);
       }
+      case 'allot': {
+        // A top-up asked before the allotment runs dry (AllotCommand): mirrored as it stands after the grant, as a reservation's is.
+        const cmd = env.p as AllotCommand;
+        const allotted = await this.ledger.allot(cmd);
+        const allotment = allotted !== null ? this.ledger.openHold(cmd.orgId, cmd.allot.id) : null;
+        if (allotment !== null) this.mirror(allotment.requestId, encodeHold(allotment));
+        this.ack(id);
+        return this.reply(env, allotted);
+      }
       case 'settle': {
         const cmd = env.p as SettleCommand;
         const rid = cmd.usage.requestId;
@@ -285,6 +294,15 @@ export class ShardActor {
         this.mirror(cmd.id, null);
         return this.ack(id);
       }
+      case 'spent': {
+        // In the store already (a worker reports a batch once written): a takeover's load has it, so acknowledged once
+        // counted. The allotments stay mirrored as granted: a next owner holds them for at least what is left of them.
+        await this.ledger.spent(env.p as SpentReport);
+        return this.ack(id);
+      }
+      case 'folded':
+        await this.ledger.folded(env.p as FoldedCommand);
+        return this.ack(id);
       case 'credit':
         this.reply(env, await this.ledger.credit(env.p as CreditCommand));
         return this.ack(id);

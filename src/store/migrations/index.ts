@@ -7,6 +7,8 @@ import typicalRequests from './004-typical-requests.js';
 import moneyLimitsOverdraft from './005-money-limits-overdraft.js';
 import consoleAccounts from './006-console-accounts.js';
 import responseOwners from './007-response-owners.js';
+import balanceParts from './008-balance-parts.js';
+import keyQuotas from './009-key-quotas.js';
 
 export interface Migration {
   id: number;
@@ -14,4 +16,4 @@ export interface Migration {
   sql: string;
 }
 
-export const MIGRATIONS: Migration[] = [catalog, organizationsKeys, billing, typicalRequests, moneyLimitsOverdraft, consoleAccounts, responseOwners];
+export const MIGRATIONS: Migration[] = [catalog, organizationsKeys, billing, typicalRequests, moneyLimitsOverdraft, consoleAccounts, responseOwners, balanceParts, keyQuotas];

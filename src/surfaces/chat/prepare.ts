@@ -3,10 +3,20 @@
 // large ones (workers/prepare-request.ts).
 import type { BoundRequest } from '../../billing/types.js';
 import { GatewayError } from '../../errors/gateway-error.js';
+import { membersText } from '../members.js';
 import type { Prepared } from '../surface.js';
 import { assertValid, compile } from '../validate.js';
 import { addMedia, type MediaEstimate } from './media.js';
 import { chatRequestSchema } from './schema.js';
+
+/** Carried members a client may send as null: left out (as absent), since some suppliers refuse a null. */
+const NULLABLE_CARRIED = ['parallel_tool_calls', 'seed', 'presence_penalty', 'frequency_penalty', 'logit_bias', 'safety_identifier'];
+
+/** Members chatInputText counts as text, and those no supplier reads as prompt (numbers, switches, identifiers). */
+const COUNTED_AS_TEXT = [
+  'messages', 'stream', 'n', 'seed', 'temperature', 'top_p', 'presence_penalty', 'frequency_penalty',
+  'parallel_tool_calls', 'logit_bias', 'user', 'safety_identifier',
+];
 
 /** Spec, chat rule 1: the ceiling when neither max_tokens nor max_completion_tokens is stated. */
 export const DEFAULT_CEILING = 32768;
@@ -49,11 +59,23 @@ export function prepareChat(raw: unknown, bodyBytes: number): Prepared {
   // output bound (the upstream body carries exactly one, the reserved one,
   // never a caller's null beside it), and the stream options (settlement
   // needs the supplier's usage, so a stream always asks for it).
-  // reasoning_effort is accepted and not carried (spec).
+  // Accepted and not carried: reasoning_effort and verbosity (spec: they
+  // steer reasoning models only, and other suppliers refuse them); logprobs
+  // and top_logprobs (the gateway's reply carries no logprobs); metadata and
+  // store (false: nothing is stored, nothing to tag); service_tier (a faster
+  // tier costs the operator more than the catalog's price); prompt_cache_key
+  // (the vendor's cache routing); modalities (text only, the default);
+  // prediction (rejected predicted tokens are billed as output beyond the
+  // reserved bound).
   const {
     model: _model, reasoning_effort: _effort, stream_options: streamOptions,
-    max_tokens: _maxTokens, max_completion_tokens: _maxCompletionTokens, ...rest
+    max_tokens: _maxTokens, max_completion_tokens: _maxCompletionTokens,
+    verbosity: _verbosity, logprobs: _logprobs, top_logprobs: _topLogprobs, metadata: _metadata, store: _store,
+    service_tier: _tier, prompt_cache_key: _cacheKey, modalities: _modalities, prediction: _prediction, ...rest
   } = body;
+  // OpenAI refuses parallel_tool_calls without tools: carried only beside them.
+  if (body.tools === undefined || body.tools === null || body.tools.length === 0) delete rest.parallel_tool_calls;
+  for (const member of NULLABLE_CARRIED) if (rest[member] === null) delete rest[member];
   if (body.messages.some((m: Body) => m.cache_control !== undefined)) {
     // cache_control is accepted and not carried (spec).
     rest.messages = body.messages.map((m: Body) => {
@@ -80,7 +102,12 @@ export function prepareChat(raw: unknown, bodyBytes: number): Prepared {
   };
 }
 
-/** The request's text, for a local input count (only when a supplier reported no usage). */
+/**
+ * The request's text, for a local input count (a tighter reservation, or
+ * settlement when a supplier reported no usage): the turns' text and the
+ * JSON of every other member forwarded (tools, response_format's schema,
+ * stop, …), since the supplier reads and bills all of it (issue 30 item 2).
+ */
 export function chatInputText(prepared: Prepared): string {
   const body = JSON.parse(prepared.rest) as Body;
   let text = '';
@@ -89,6 +116,6 @@ export function chatInputText(prepared: Prepared): string {
     else if (Array.isArray(m.content)) for (const part of m.content) if (typeof part.text === 'string') text += part.text + '\n';
     for (const tc of m.tool_calls ?? []) text += (tc.function?.arguments ?? '') + '\n';
   }
-  for (const t of body.tools ?? []) text += JSON.stringify(t.function) + '\n';
-  return text;
+  return text + membersText(body, COUNTED_AS_TEXT);
 }
+

@@ -1,13 +1,14 @@
-// POST /v1/chat/completions request, per the spec's member table. Top-level
-// members outside the table are refused by name; message objects are open,
-// because clients replay the assistant messages they were given. Every
-// integer member goes through integer() (a safe maximum, refused by name).
+// POST /v1/chat/completions request: the spec's member table and the
+// members of OpenAI's current API clients send (issue 31; which are carried
+// and which are not: prepare.ts and docs/api/chat-completions.md). Other
+// top-level members are refused by name; message objects are open, because
+// clients replay the assistant messages they were given. Every integer
+// member goes through integer() (a safe maximum, refused by name).
+import { identifier, metadata, nullable, onlyFalse, penalty, serviceTier, topLogprobs } from '../members.js';
 import { integer } from '../validate.js';
 
 /** Completions one request may ask for (OpenAI's limit). */
 export const MAX_CHOICES = 128;
-
-const nullable = (schema: Record<string, unknown>) => ({ anyOf: [schema, { type: 'null' }] });
 
 export const chatRequestSchema = {
   type: 'object',
@@ -42,9 +43,9 @@ export const chatRequestSchema = {
       properties: { type: { type: 'string' }, json_schema: { type: 'object' } },
     },
     // A bare string is refused (spec): only an array of at most four.
-    stop: nullable({ type: 'array', maxItems: 4, items: { type: 'string' } }),
+    stop: nullable({ type: 'array', maxItems: 4, items: { type: 'string' }, 'x-rule': 'must be an array of at most four strings (a bare string is refused)' }),
     stream: nullable({ type: 'boolean' }),
-    stream_options: nullable({ type: 'object', additionalProperties: false, properties: { include_usage: { type: 'boolean' } } }),
+    stream_options: nullable({ type: 'object', additionalProperties: false, properties: { include_usage: { type: 'boolean' }, include_obfuscation: { type: 'boolean' } } }),
     temperature: nullable({ type: 'number', minimum: 0, maximum: 2 }),
     tool_choice: {
       anyOf: [
@@ -68,6 +69,35 @@ export const chatRequestSchema = {
       },
     },
     top_p: nullable({ type: 'number', minimum: 0, maximum: 1 }),
-    user: nullable({ type: 'string' }),
+    user: identifier,
+    // Carried (prepare.ts).
+    parallel_tool_calls: nullable({ type: 'boolean' }),
+    seed: nullable(integer(-Number.MAX_SAFE_INTEGER)),
+    presence_penalty: penalty,
+    frequency_penalty: penalty,
+    logit_bias: nullable({
+      type: 'object',
+      maxProperties: 300,
+      propertyNames: { pattern: '^[0-9]{1,9}$' },
+      additionalProperties: { type: 'number', minimum: -100, maximum: 100 },
+    }),
+    safety_identifier: identifier,
+    // Accepted and not carried (prepare.ts says why).
+    logprobs: nullable({ type: 'boolean' }),
+    top_logprobs: topLogprobs,
+    metadata,
+    store: onlyFalse,
+    service_tier: serviceTier,
+    prompt_cache_key: identifier,
+    verbosity: nullable({ enum: ['low', 'medium', 'high'] }),
+    // Text is the one output modality here: "audio" is refused by name.
+    modalities: nullable({ type: 'array', maxItems: 1, items: { const: 'text' }, 'x-rule': 'may only be ["text"]: no model served here answers audio' }),
+    prediction: nullable({
+      type: 'object',
+      required: ['type', 'content'],
+      properties: { type: { const: 'content' }, content: { type: ['string', 'array'] } },
+    }),
+    // No model served here answers audio: refused by name.
+    audio: { not: {}, 'x-rule': 'is not accepted: no model served here answers audio' },
   },
 } as const;

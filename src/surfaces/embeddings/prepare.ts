@@ -11,7 +11,7 @@ const validate = compile(embeddingsRequestSchema);
 
 export function prepareEmbeddings(raw: unknown, _bodyBytes: number): Prepared {
   assertValid(validate, raw);
-  const body = raw as { model: string; input: string[]; encoding_format: 'base64' };
+  const body = raw as { model: string; input: string[]; encoding_format: 'base64'; user?: string | null };
   let bytes = 0;
   for (const text of body.input) bytes += Buffer.byteLength(text, 'utf8');
   if (bytes > EMBEDDINGS_MAX_BYTES) throw new GatewayError('invalid_request', { param: 'input' });
@@ -29,7 +29,9 @@ export function prepareEmbeddings(raw: unknown, _bodyBytes: number): Prepared {
   };
   // Only the model is set per route; encoding_format is already base64, so
   // the supplier is asked for base64 and its strings pass through undecoded.
+  // dimensions and user are carried (user null: left out).
   const { model: _model, ...rest } = body;
+  if (rest.user === null) delete rest.user;
   return { decoded: { model: body.model, stream: false, bound }, rest: JSON.stringify(rest), meta: {} };
 }
 

@@ -11,6 +11,7 @@
 import { endianness } from 'node:os';
 import type { Metered } from '../../billing/types.js';
 import { GatewayError } from '../../errors/gateway-error.js';
+import { answerBytes } from '../answer-bytes.js';
 import type { CallInfo, ReplyMeter, ReplyParts } from '../surface.js';
 
 const LITTLE_ENDIAN = endianness() === 'LE';
@@ -19,7 +20,7 @@ const LITTLE_ENDIAN = endianness() === 'LE';
 export interface DecodedEmbeddings {
   /**
    * The `data` array, in input order, as UTF-8 JSON: `[{"object":"embedding","index":0,"embedding":"<base64>"},…]`.
-   * A large one owns its ArrayBuffer (Buffer.from of a long string), so the pool moves it back.
+   * A large one is a view from offset 0 of an answer buffer holding nothing else (answer-bytes.ts), so the pool moves it back.
    */
   data: Uint8Array;
   /** The supplier's prompt_tokens, or null when it reported none (then the input is counted locally). */
@@ -66,7 +67,7 @@ export function decodeReply(upstream: unknown): DecodedEmbeddings {
   }
   const usage = isObject(upstream.usage) ? upstream.usage.prompt_tokens : undefined;
   return {
-    data: Buffer.from('[' + ordered.join(',') + ']', 'utf8'),
+    data: answerBytes('[' + ordered.join(',') + ']'),
     promptTokens: typeof usage === 'number' && Number.isSafeInteger(usage) && usage >= 0 ? usage : null,
   };
 }

@@ -9,7 +9,7 @@ import { IMAGES_MAX_SIDE, imagesRequestSchema } from './schema.js';
 
 const validate = compile(imagesRequestSchema);
 
-type Body = { model: string; prompt: string; n?: number; size?: string };
+type Body = { model: string; prompt: string; n?: number; size?: string; [member: string]: unknown };
 
 export function prepareImages(raw: unknown, _bodyBytes: number): Prepared {
   assertValid(validate, raw);
@@ -32,8 +32,10 @@ export function prepareImages(raw: unknown, _bodyBytes: number): Prepared {
     choices: 0,
     imageUnits: n,
   };
-  // Only the model is set per route; n, size and the prompt go as sent.
-  const { model: _model, ...rest } = body;
+  // Only the model is set per route; the prompt and the other members go as
+  // sent (a null left out), except quality: not carried (schema.ts says why).
+  const { model: _model, quality: _quality, ...rest } = body;
+  for (const member of Object.keys(rest)) if (rest[member] === null) delete rest[member];
   // n goes to decodeReply too: a supplier answering more images is answered (and charged) for n.
   return { decoded: { model: body.model, stream: false, bound }, rest: JSON.stringify(rest), meta: { n } };
 }

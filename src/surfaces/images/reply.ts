@@ -8,11 +8,12 @@
 // written to the socket as they are (ReplyParts), never encoded on the event loop.
 import type { Metered } from '../../billing/types.js';
 import { GatewayError } from '../../errors/gateway-error.js';
+import { answerBytes } from '../answer-bytes.js';
 import type { CallInfo, ReplyMeter, ReplyParts, RequestFacts } from '../surface.js';
 
 /** What the gateway keeps of a supplier's reply: plain data, so it crosses threads. */
 export interface DecodedImages {
-  /** The `data` array as UTF-8 JSON: `[{"b64_json":"…"},{"url":"…"}]`, at most n entries (a large one owns its ArrayBuffer: moved back from the pool). */
+  /** The `data` array as UTF-8 JSON: `[{"b64_json":"…"},{"url":"…"}]`, at most n entries (a large one is a view from offset 0 of an answer buffer holding nothing else, answer-bytes.ts: moved back from the pool). */
   data: Uint8Array;
   /** Entries in `data`: the image units settled. */
   count: number;
@@ -44,7 +45,7 @@ export function decodeReply(upstream: unknown, meta: RequestFacts): DecodedImage
     else throw new GatewayError('upstream_error');
     if (i < kept) data += (i === 0 ? '' : ',') + member;
   }
-  return { data: Buffer.from(data + ']', 'utf8'), count: kept, dropped: entries.length - kept };
+  return { data: answerBytes(data + ']'), count: kept, dropped: entries.length - kept };
 }
 
 /** Billed per image unit: the images passed on, no tokens. */

@@ -3,6 +3,7 @@
 // (workers/prepare-request.ts through the registry, surfaces/index.ts).
 import type { BoundRequest } from '../../billing/types.js';
 import { GatewayError } from '../../errors/gateway-error.js';
+import { membersText } from '../members.js';
 import type { Prepared } from '../surface.js';
 import { assertValid, compile } from '../validate.js';
 import { contentText, systemText, toolText, type MediaCount } from './content.js';
@@ -54,11 +55,12 @@ export function prepareMessages(raw: unknown, bodyBytes: number): Prepared {
   checkTools(body);
   // What the gateway sets per route is left out of `rest`: the model and the
   // output bound (exactly one upstream, the reserved one). metadata,
-  // thinking, output_config and context_management are accepted with no
-  // effect and not forwarded (spec). Everything else goes as sent.
+  // thinking, output_config, context_management and service_tier are
+  // accepted with no effect and not forwarded (spec; issue 31 for
+  // service_tier). Everything else goes as sent.
   const {
     model: _model, max_tokens: maxTokens, metadata: _metadata, thinking: _thinking,
-    output_config: _outputConfig, context_management: _contextManagement, ...rest
+    output_config: _outputConfig, context_management: _contextManagement, service_tier: _tier, ...rest
   } = body;
   const { input, media } = inputEstimate(body, bodyBytes);
   const bound: BoundRequest = {
@@ -76,6 +78,9 @@ export function prepareMessages(raw: unknown, bodyBytes: number): Prepared {
   return { decoded: { model: body.model, stream: body.stream === true, bound }, rest: JSON.stringify(rest), meta: {} };
 }
 
+/** Members messagesInputText counts as text above, and those no supplier reads as prompt. */
+const COUNTED_ELSEWHERE = ['system', 'messages', 'tools', 'stream', 'temperature', 'top_k', 'top_p'];
+
 /** The request's text, for a local input count (a tighter reservation, or settlement without supplier usage). */
 export function messagesInputText(prepared: Prepared): string {
   const body = JSON.parse(prepared.rest) as Body;
@@ -83,5 +88,6 @@ export function messagesInputText(prepared: Prepared): string {
   let text = systemText(body.system);
   for (const m of body.messages as Body[]) text += '\n' + contentText(m.content, media);
   for (const t of (body.tools ?? []) as Body[]) text += '\n' + toolText(t);
-  return text;
+  // Anything else forwarded the model reads (stop_sequences, tool_choice): counted too (issue 30 item 2).
+  return text + '\n' + membersText(body, COUNTED_ELSEWHERE);
 }

@@ -85,6 +85,8 @@ export const ignoredMembers = {
   thinking: { type: 'object' },
   output_config: { type: 'object' },
   context_management: { type: 'object' },
+  // The vendor's capacity tier: a priority tier costs the operator more than the catalog's price.
+  service_tier: { enum: ['auto', 'standard_only'] },
 } as const;
 
 export const messagesRequestSchema = {

@@ -5,7 +5,8 @@
 // out); replies come back as the gateway's own objects (its id, the model as
 // the caller named it, the usage as settled). No translation through chat.
 // previous_response_id is checked for ownership in verify() and never sent;
-// an answered response's id is recorded as the caller's in answered().
+// a response's id is recorded as the caller's when it is handed out (a
+// stream's response.created, a unary reply in answered()), whatever the ending.
 import { outputCeiling } from '../../billing/bound.js';
 import type { Route } from '../../catalog/types.js';
 import { GatewayError } from '../../errors/gateway-error.js';
@@ -29,13 +30,13 @@ function upstreamBody(prepared: Prepared, route: Route, maxOutputTokens: number 
 async function verify(prepared: Prepared, call: CallInfo, services: SurfaceServices): Promise<void> {
   const previous = prepared.meta.previousResponseId;
   if (typeof previous !== 'string') return;
-  let owner: string | null;
+  let owns: boolean;
   try {
-    owner = await services.responseOwners.owner(previous);
+    owns = await services.responseOwners.owns(previous, call.orgId);
   } catch {
     throw new GatewayError('service_unavailable');
   }
-  if (owner !== call.orgId) throw new GatewayError('invalid_request', { param: 'previous_response_id' });
+  if (!owns) throw new GatewayError('invalid_request', { param: 'previous_response_id' });
 }
 
 export const responsesCodec: ModelSurface<DecodedReply> = {
@@ -52,7 +53,7 @@ export const responsesCodec: ModelSurface<DecodedReply> = {
   replyPoolBytes: REPLY_POOL_BYTES,
   meter: meterReply,
   render: renderReply,
-  // Recorded before the final frame or reply is sent, so a caller continuing at once finds the id.
+  // Recorded before the reply (or response.created) is sent, so a caller continuing at once finds the id.
   answered: (call, services) => services.responseOwners.record(responseId(call), call.orgId),
-  stream: (call) => new ResponsesStream(call),
+  stream: (call, _prepared, services) => new ResponsesStream(call, () => services.responseOwners.record(responseId(call), call.orgId)),
 };

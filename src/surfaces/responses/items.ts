@@ -1,6 +1,9 @@
 // Output items as the gateway writes them: the five types of the spec, each
 // with only the members the spec lists (a supplier's extra members, e.g.
-// logprobs, are not passed on). Pure; shared by the unary reply and the
+// logprobs, are not passed on) plus what OpenAI's clients require of them:
+// every item has an id (the supplier's, or one the gateway makes from the
+// request id), every output_text part has its annotations (an array; []
+// when the supplier gave none). Pure; shared by the unary reply and the
 // stream, so a streamed answer's final snapshot and the unary reply agree.
 
 type Json = Record<string, any>;
@@ -19,7 +22,16 @@ export function isObject(v: unknown): v is Json {
 export function outputPart(raw: unknown): Json | null {
   if (!isObject(raw) || !PART_TYPES.has(raw.type)) return null;
   if (raw.type === 'refusal') return { type: 'refusal', refusal: typeof raw.refusal === 'string' ? raw.refusal : '' };
-  return { type: raw.type, text: typeof raw.text === 'string' ? raw.text : '' };
+  const part: Json = { type: raw.type, text: typeof raw.text === 'string' ? raw.text : '' };
+  if (raw.type === 'output_text') part.annotations = annotations(raw.annotations);
+  return part;
+}
+
+/** A supplier's citations (objects with a type) pass; anything else is dropped. */
+function annotations(raw: unknown): Json[] {
+  const out: Json[] = [];
+  if (Array.isArray(raw)) for (const a of raw) if (isObject(a) && typeof a.type === 'string') out.push(a);
+  return out;
 }
 
 function parts(raw: unknown): Json[] {
@@ -49,6 +61,25 @@ export function outputItem(raw: unknown): OutputItem | null {
   if (raw.type === 'function_call' && item.arguments === undefined) item.arguments = '';
   if (raw.type === 'custom_tool_call' && item.input === undefined) item.input = '';
   return item;
+}
+
+const ID_PREFIX: Record<string, string> = {
+  message: 'msg', function_call: 'fc', custom_tool_call: 'ctc', web_search_call: 'ws', reasoning: 'rs',
+};
+
+/**
+ * The id of an item the supplier gave none: unique in the response (its
+ * position) and across responses (the request id). OpenAI's clients match
+ * each stream event's item_id to it, and the AI SDK requires it.
+ */
+export function itemId(item: OutputItem, requestId: string, index: number): string {
+  return `${ID_PREFIX[item.type] ?? 'item'}_${requestId.replace(/^req_/, '')}_${index}`;
+}
+
+/** Gives every item without an id its own (in place; the items are the gateway's copies). */
+export function withIds(items: OutputItem[], requestId: string): OutputItem[] {
+  for (let i = 0; i < items.length; i++) if (typeof items[i]!.id !== 'string' || items[i]!.id === '') items[i]!.id = itemId(items[i]!, requestId, i);
+  return items;
 }
 
 /** What an item produced, for a local count when the supplier reported no usage. */

@@ -1,16 +1,23 @@
 // Which organization a response id belongs to, and nothing else (no content):
 // what previous_response_id is checked against. Off the database on the hot
 // path, the way keys are:
-// - record() is called when a response completes: the id goes into this
+// - record() is called when the id is handed out (a stream's response.created,
+//   a unary reply), whatever the response's ending: the id goes into this
 //   worker's cache at once and into a batch written by one multi-row INSERT
-//   every `flushMs` (never one INSERT per call);
-// - owner() answers from the cache; a miss asks the store once (concurrent
-//   misses for one id share the query) and fills the cache.
+//   every `flushMs` (never one INSERT per call; an id already held is a no-op);
+// - owns() answers "yes" from the cache; anything else asks the store once,
+//   keyed by (id, organization) (concurrent checks of one pair share the
+//   query), and fills the cache on a yes.
+// Every "no" takes one path, whoever owns the id: the cache is only trusted
+// for a yes, and the store is asked whether *this* organization owns it, so
+// another organization's id and an unknown one cost the same queries, the
+// same wait and the same time (issue 30 item 10: the old check answered
+// another's id from the cache or one query, an unknown one after a wait).
 // The cache is bounded in entries (oldest first out) and in age (an entry
 // older than maxAgeMs is asked again). Ownership never changes, so a stale
 // entry cannot be wrong; the age bound only keeps the map from holding ids
 // nobody continues from.
-// A miss that the store does not know is asked once more after one write
+// A pair the store does not know is asked once more after one write
 // interval: another worker may have recorded the id a moment ago and not
 // written its batch yet.
 import type { Logger } from '../../log/logger.js';
@@ -35,7 +42,8 @@ const MAX_PENDING = 100_000;
 const WRITE_MARGIN_MS = 100;
 
 const INSERT = 'INSERT INTO response_owners (response_id, org_id) SELECT * FROM unnest($1::text[], $2::uuid[]) ON CONFLICT DO NOTHING';
-const SELECT = 'SELECT org_id::text AS org_id FROM response_owners WHERE response_id = $1';
+/** One shape for every check: whether this organization owns this id (the primary key finds the row, if any). */
+const SELECT = 'SELECT 1 FROM response_owners WHERE response_id = $1 AND org_id = $2::uuid';
 
 interface Entry {
   org: string;
@@ -44,10 +52,10 @@ interface Entry {
 
 /** What the responses surface asks of the ownership record (surface.ts, SurfaceServices). */
 export interface ResponseOwnerBook {
-  /** A response completed: `id` belongs to `org` from now on. */
+  /** `id` was handed to `org` (response.created, or the unary reply): it belongs to `org` from now on. */
   record(id: string, org: string): void;
-  /** The organization that owns `id`, or null when none does. Rejects when the store cannot answer. */
-  owner(id: string): Promise<string | null>;
+  /** Whether `org` owns `id`; every "no" costs the same (above). Rejects when the store cannot answer. */
+  owns(id: string, org: string): Promise<boolean>;
 }
 
 export class ResponseOwnership implements ResponseOwnerBook {
@@ -56,7 +64,8 @@ export class ResponseOwnership implements ResponseOwnerBook {
   private orgs: string[] = [];
   private timer: ReturnType<typeof setTimeout> | null = null;
   private writing: Promise<void> | null = null;
-  private readonly asking = new Map<string, Promise<string | null>>();
+  /** Checks on their way, by organization and id. */
+  private readonly asking = new Map<string, Promise<boolean>>();
 
   constructor(
     private readonly store: Queryable,
@@ -64,8 +73,10 @@ export class ResponseOwnership implements ResponseOwnerBook {
     private readonly logger: Logger | null = null,
   ) {}
 
-  /** A response completed: `id` belongs to `org` from now on. */
+  /** `id` was handed to `org`: it belongs to `org` from now on. */
   record(id: string, org: string): void {
+    // Already held (a stream recorded at response.created, then answered): recorded or read from the store once is enough.
+    if (this.cache.get(id)?.org === org) return;
     this.remember(id, org);
     if (this.ids.length >= MAX_PENDING) {
       this.ids.shift();
@@ -77,34 +88,37 @@ export class ResponseOwnership implements ResponseOwnerBook {
     this.timer ??= setTimeout(() => void this.flush(), this.opts.flushMs);
   }
 
-  /** The organization that owns `id`, or null when no organization does. Rejects when the store cannot answer a miss. */
-  async owner(id: string): Promise<string | null> {
+  /** Whether `org` owns `id`. A yes may come from the cache; a no always from the store, twice (above). Rejects when the store cannot answer. */
+  async owns(id: string, org: string): Promise<boolean> {
     const hit = this.cache.get(id);
-    if (hit !== undefined) {
-      if (performance.now() - hit.at <= this.opts.maxAgeMs) return hit.org;
+    if (hit !== undefined && performance.now() - hit.at <= this.opts.maxAgeMs) {
+      if (hit.org === org) return true;
+      // Another organization's, known here: asked of the store all the same, as an unknown id would be.
+    } else if (hit !== undefined) {
       this.cache.delete(id);
     }
-    let asked = this.asking.get(id);
+    const pair = org + ' ' + id;
+    let asked = this.asking.get(pair);
     if (asked === undefined) {
-      asked = this.ask(id).finally(() => this.asking.delete(id));
-      this.asking.set(id, asked);
+      asked = this.ask(id, org).finally(() => this.asking.delete(pair));
+      this.asking.set(pair, asked);
     }
     return asked;
   }
 
-  private async ask(id: string): Promise<string | null> {
-    let org = await this.select(id);
-    if (org === null) {
+  private async ask(id: string, org: string): Promise<boolean> {
+    let owns = await this.select(id, org);
+    if (!owns) {
       await new Promise((r) => setTimeout(r, this.opts.flushMs + WRITE_MARGIN_MS));
-      org = this.cache.get(id)?.org ?? (await this.select(id));
+      owns = this.cache.get(id)?.org === org || (await this.select(id, org));
     }
-    if (org !== null) this.remember(id, org);
-    return org;
+    if (owns) this.remember(id, org);
+    return owns;
   }
 
-  private async select(id: string): Promise<string | null> {
-    const { rows } = await this.store.query(SELECT, [id]);
-    return rows.length === 0 ? null : (rows[0]!.org_id as string);
+  private async select(id: string, org: string): Promise<boolean> {
+    const { rows } = await this.store.query(SELECT, [id, org]);
+    return rows.length > 0;
   }
 
   private remember(id: string, org: string): void {

@@ -4,6 +4,7 @@
 import type { BoundRequest } from '../../billing/types.js';
 import { GatewayError } from '../../errors/gateway-error.js';
 import { FILE_PART_TOKENS, IMAGE_BASE_TOKENS, IMAGE_HIGH_MAX_TOKENS } from '../chat/media.js';
+import { membersText } from '../members.js';
 import type { Prepared } from '../surface.js';
 import { assertValid, compile } from '../validate.js';
 import { responsesRequestSchema } from './schema.js';
@@ -89,13 +90,19 @@ export function prepareResponses(raw: unknown, bodyBytes: number): Prepared {
   // what it checks itself and never sends (previous_response_id: ownership
   // only, never context), and the members accepted with no effect
   // (parallel_tool_calls, reasoning, prompt_cache_key, client_metadata,
-  // text.verbosity, include values other than reasoning.encrypted_content).
+  // text.verbosity, include values other than reasoning.encrypted_content;
+  // metadata and background false: nothing is stored or run later;
+  // service_tier: a faster tier costs the operator more than the catalog's
+  // price; top_logprobs: the reply carries no logprobs; stream_options).
   const {
     model: _model, max_output_tokens: maxOutputTokens, store: _store, previous_response_id: previous,
     instructions: _instructions, input: _input, text, include, parallel_tool_calls: _parallel,
-    reasoning: _reasoning, prompt_cache_key: _cacheKey, client_metadata: _clientMetadata, ...kept
+    reasoning: _reasoning, prompt_cache_key: _cacheKey, client_metadata: _clientMetadata,
+    metadata: _metadata, service_tier: _tier, top_logprobs: _topLogprobs, background: _background,
+    stream_options: _streamOptions, ...kept
   } = body;
-  if (kept.stream === null) delete kept.stream;
+  // A null is the member left out (some suppliers refuse a null).
+  for (const member of Object.keys(kept)) if (kept[member] === null) delete kept[member];
   const rest: Body = { input: upstreamInput(body), ...kept };
   if (text?.format !== undefined) rest.text = { format: text.format };
   if (Array.isArray(include) && include.includes(FORWARDED_INCLUDE)) rest.include = [FORWARDED_INCLUDE];
@@ -123,15 +130,27 @@ function partsText(content: unknown): string {
   return text;
 }
 
-/** The request's text, for a local input count (a tighter reservation, or settlement without supplier usage). */
+/** Members forwarded that no supplier reads as prompt (numbers, switches, identifiers). */
+const NOT_PROMPT = ['input', 'stream', 'temperature', 'top_p', 'user', 'safety_identifier', 'truncation', 'max_tool_calls', 'include'];
+
+/**
+ * The request's text, for a local input count (a tighter reservation, or
+ * settlement without supplier usage): the turns (instructions among them)
+ * and the JSON of every other member forwarded (tools, text.format's
+ * schema, …), since the supplier reads and bills all of it (issue 30 item 2).
+ */
 export function responsesInputText(prepared: Prepared): string {
   const body = JSON.parse(prepared.rest) as Body;
-  if (typeof body.input === 'string') return body.input;
+  return turnsText(body.input) + membersText(body, NOT_PROMPT);
+}
+
+function turnsText(input: string | Body[]): string {
+  if (typeof input === 'string') return input + '\n';
   let text = '';
-  for (const item of body.input as Body[]) {
+  for (const item of input) {
     text += partsText(item.content) + partsText(item.output) + partsText(item.summary);
     for (const member of ['name', 'arguments', 'input']) if (typeof item[member] === 'string') text += item[member] + '\n';
+    if (item.type === 'additional_tools') text += JSON.stringify(item.tools) + '\n';
   }
-  for (const t of (body.tools ?? []) as Body[]) text += JSON.stringify(t) + '\n';
   return text;
 }

@@ -6,7 +6,7 @@
 import type { Metered, Outcome } from '../../billing/types.js';
 import { GatewayError } from '../../errors/gateway-error.js';
 import type { CallInfo, ReplyMeter } from '../surface.js';
-import { isObject, outputItem, producedText, type OutputItem } from './items.js';
+import { isObject, outputItem, producedText, withIds, type OutputItem } from './items.js';
 import { meter, supplierUsage, usageJson, type SupplierUsage } from './usage.js';
 
 /** What the gateway keeps of a supplier's reply: plain data only. */
@@ -74,5 +74,5 @@ export function finishedJson(output: OutputItem[], reason: string | null, settle
 
 /** ResponsesReply: the gateway's id, the model as the caller named it, the usage as settled. */
 export function renderReply(reply: DecodedReply, call: CallInfo, settled: Metered): string {
-  return headJson(call) + ',' + finishedJson(reply.output, reply.incompleteReason, settled, reply.usage?.reasoning ?? 0);
+  return headJson(call) + ',' + finishedJson(withIds(reply.output, call.requestId), reply.incompleteReason, settled, reply.usage?.reasoning ?? 0);
 }

@@ -3,9 +3,8 @@
 // or a tool outside the spec's lists (every member a client replays from an
 // output item is in them). Content parts are open objects: clients replay the
 // parts they were given. Every integer member goes through integer().
+import { identifier, metadata, nullable, onlyFalse, serviceTier, topLogprobs } from '../members.js';
 import { integer } from '../validate.js';
-
-const nullable = (schema: Record<string, unknown>) => ({ anyOf: [schema, { type: 'null' }] });
 
 const ITEM_TYPES = [
   'message', 'function_call', 'function_call_output', 'additional_tools',
@@ -111,7 +110,7 @@ export const responsesRequestSchema = {
     // An explicit 0 is refused by name (spec); absent or null: the default 32768.
     max_output_tokens: nullable(integer(1)),
     // Only false: the gateway keeps no response (spec).
-    store: { const: false },
+    store: onlyFalse,
     previous_response_id: nullable({ type: 'string', minLength: 1, maxLength: 256 }),
     stream: nullable({ type: 'boolean' }),
     text: {
@@ -128,7 +127,20 @@ export const responsesRequestSchema = {
     // Accepted with no effect, never forwarded (spec).
     parallel_tool_calls: nullable({ type: 'boolean' }),
     reasoning: nullable({ type: 'object' }),
-    prompt_cache_key: nullable({ type: 'string' }),
+    prompt_cache_key: identifier,
     client_metadata: nullable({ type: 'object' }),
+    // Members of OpenAI's current API clients send (issue 31). Carried:
+    temperature: nullable({ type: 'number', minimum: 0, maximum: 2 }),
+    top_p: nullable({ type: 'number', minimum: 0, maximum: 1 }),
+    user: identifier,
+    safety_identifier: identifier,
+    truncation: nullable({ enum: ['auto', 'disabled'] }),
+    max_tool_calls: nullable(integer(1, 1024)),
+    // Accepted and not carried (prepare.ts says why); background true is refused by name.
+    metadata,
+    service_tier: serviceTier,
+    top_logprobs: topLogprobs,
+    background: onlyFalse,
+    stream_options: nullable({ type: 'object', additionalProperties: false, properties: { include_obfuscation: { type: 'boolean' } } }),
   },
 } as const;

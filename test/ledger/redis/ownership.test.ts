@@ -6,7 +6,9 @@
 import { randomBytes } from 'node:crypto';
 import t from 'tap';
 import { ConfigError, loadConfig } from '../../../src/config/load.js';
-import { decodeHold, encodeHold, RedisKeys, redisPrefix, shardOf, SHARDS } from '../../../src/ledger/redis/keys.js';
+import { decodeHold, encodeHold, hashSlot, RedisKeys, redisPrefix, shardOf, SHARDS } from '../../../src/ledger/redis/keys.js';
+import { parseClusterUrl } from '../../../src/config/cluster-url.js';
+import { clusterOptions, sentinelOptions } from '../../../src/ledger/redis/connection.js';
 import { LEASE_MS, releaseLease, tick } from '../../../src/ledger/redis/ownership.js';
 import type { HoldRecord } from '../../../src/ledger/records.js';
 import { usage } from '../helpers.js';
@@ -39,6 +41,63 @@ t.test('a hold survives the mirror round trip; garbage does not', async (t) => {
 t.test('REDIS_URL without DATABASE_URL is refused at load, in one line', async (t) => {
   t.throws(() => loadConfig({ REDIS_URL: 'redis://127.0.0.1:6379' }), new ConfigError('config: redis_url needs database_url: every instance sharing a Redis ledger must use the same PostgreSQL (from REDIS_URL)'));
   t.equal(loadConfig({ REDIS_URL: 'redis://127.0.0.1:6379', DATABASE_URL: 'postgres://u@h/db' }).redis_url, 'redis://127.0.0.1:6379');
+});
+
+t.test('a Sentinel REDIS_URL: its sentinels, master, passwords; a malformed one refused at load, in one line', async (t) => {
+  const db = { DATABASE_URL: 'postgres://u@h/db' };
+  const url = 'redis-sentinel://:s%40cret@10.0.0.1:26379,sentinel-2:26380,s3/ledger?sentinel_password=other';
+  t.equal(loadConfig({ ...db, REDIS_URL: url }).redis_url, url);
+  const { sentinels, name, username, password, sentinelPassword } = sentinelOptions(url);
+  t.same({ sentinels, name, username, password, sentinelPassword }, {
+    sentinels: [
+      { host: '10.0.0.1', port: 26379 },
+      { host: 'sentinel-2', port: 26380 },
+      { host: 's3', port: 26379 },
+    ],
+    name: 'ledger',
+    username: undefined,
+    password: 's@cret',
+    sentinelPassword: 'other',
+  }, 'the URL as ioredis Sentinel options');
+  t.equal(sentinelOptions('redis-sentinel://:pw@h:1/m').sentinelPassword, 'pw', "the sentinels' password is the master's by default");
+  t.equal(sentinelOptions('redis-sentinel://h:1/m').password, undefined, 'no password');
+  const refused = (u: string, why: string): void => {
+    t.throws(() => loadConfig({ ...db, REDIS_URL: u }), new ConfigError(`config: redis_url ${why} (from REDIS_URL)`), u);
+  };
+  refused('redis-sentinel://h1:26379', 'a Sentinel URL is redis-sentinel://[:password@]host:port[,host:port…]/<master name>');
+  refused('redis-sentinel://h1:26379,:5/m', "bad sentinel address ':5' (host:port)");
+  refused('redis-sentinel://h1:99999/m', "bad sentinel address 'h1:99999' (host:port)");
+  refused('redis-sentinel://h1:1/m?db=2', "unknown parameter 'db' (only sentinel_password)");
+  t.throws(() => loadConfig({ ...db, REDIS_URL: 'sentinel://h/m' }), { message: 'config: redis_url must match pattern "^(rediss?|redis-sentinel|redis-cluster)://" (from REDIS_URL)' }, 'another scheme: the schema refuses it');
+});
+
+t.test('a Cluster REDIS_URL: its seed nodes and password; a malformed one refused at load, in one line', async (t) => {
+  const db = { DATABASE_URL: 'postgres://u@h/db' };
+  const url = 'redis-cluster://:s%40cret@10.0.0.1:7000,node-2:7001,n3';
+  t.equal(loadConfig({ ...db, REDIS_URL: url }).redis_url, url);
+  t.same(parseClusterUrl(url), { nodes: [{ host: '10.0.0.1', port: 7000 }, { host: 'node-2', port: 7001 }, { host: 'n3', port: 6379 }], username: undefined, password: 's@cret' });
+  const { redisOptions, scaleReads, shardedSubscribers } = clusterOptions(url, { connectionName: 'x' }, true);
+  t.same({ ...redisOptions, scaleReads, shardedSubscribers }, { connectionName: 'x', username: undefined, password: 's@cret', scaleReads: 'master', shardedSubscribers: true }, 'as ioredis Cluster options: the password on every node, commands to primaries');
+  const refused = (u: string, why: string): void => {
+    t.throws(() => loadConfig({ ...db, REDIS_URL: u }), new ConfigError(`config: redis_url ${why} (from REDIS_URL)`), u);
+  };
+  refused('redis-cluster://h1:7000/0', 'a Cluster URL is redis-cluster://[:password@]host:port[,host:port…]');
+  refused('redis-cluster://h1:7000,:5', "bad cluster node address ':5' (host:port)");
+  refused('redis-cluster://h1:70000', "bad cluster node address 'h1:70000' (host:port)");
+});
+
+t.test("key names: unchanged on one server or Sentinel; on a Cluster a shard's keys and answers in one slot, the shards over the slot ranges", async (t) => {
+  const single = new RedisKeys('tollgate:db:', 'redis-sentinel://h:1/m');
+  t.same([single.stream(3), single.lease(3), single.last(3), single.holds(3), single.reply('i/1', 3), single.replyChannels('i/1')], ['tollgate:db:ledger:3', 'tollgate:db:own:3', 'tollgate:db:last:3', 'tollgate:db:holds:3', 'tollgate:db:reply:i/1', ['tollgate:db:reply:i/1']]);
+  const cluster = new RedisKeys('tollgate:db:', 'redis-cluster://h:1');
+  t.same([cluster.stream(3), cluster.lease(3), cluster.holds(3), cluster.reply('i/1', 3)], ['tollgate:db:ledger:{s3}', 'tollgate:db:own:{s3}', 'tollgate:db:holds:{s3}', 'tollgate:db:reply:i/1:{s3}']);
+  t.equal(cluster.replyChannels('i/1').length, SHARDS, 'a channel per shard');
+  // redis-cli --cluster create gives three primaries 0-5460, 5461-10922, 10923-16383.
+  const per = [0, 0, 0];
+  for (let s = 0; s < SHARDS; s++) per[hashSlot(cluster.stream(s)) <= 5460 ? 0 : hashSlot(cluster.stream(s)) <= 10922 ? 1 : 2]++;
+  t.same(per, [6, 4, 6], 'the 16 shards over three primaries');
+  t.equal(hashSlot('foo'), 12182, 'CRC16 as Redis computes it (CLUSTER KEYSLOT foo)');
+  t.equal(redisPrefix('postgres://u@h/a{b}'), 'tollgate:a_b_:', 'a brace in the database name cannot start a hash tag');
 });
 
 t.test('leases: fair share, renewal, loss, release, and who owned a shard before', async (t) => {

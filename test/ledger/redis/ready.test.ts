@@ -15,6 +15,10 @@ import { createPool } from '../../../src/store/pool.js';
 import { sharedRedis } from '../../e2e/scale-out-helpers.js';
 import { testDatabase } from '../../helpers/services.js';
 import { Redis } from 'ioredis';
+import { tempDir } from '../../helpers/gateway.js';
+
+/** The workers' books' files (a primary's data_dir/books in a real instance). */
+const BOOKS_DIR = tempDir('tollgate-books-');
 
 /** What the host publishes (organization changes) is not this test's subject: a bus that carries nothing. */
 const QUIET_BUS: ChangeBus = { publish: async () => {}, subscribe: () => {}, close: async () => {} };
@@ -41,9 +45,9 @@ if (redisUrl !== null && db !== null) {
   const orgs = await Promise.all(Array.from({ length: SHARDS * 4 }, async (_, i) => (await createOrganization(pool, randomUUID(), `org ${i}`, 1_000_000_000)).id));
 
   const host = (keys: RedisKeys, id: string): RedisLedgerHost =>
-    new RedisLedgerHost({ url: redisUrl, keys, instanceId: id, pool, settings: SETTINGS, bus: QUIET_BUS, logger });
+    new RedisLedgerHost({ url: redisUrl, keys, instanceId: id, pool, settings: SETTINGS, bus: QUIET_BUS, logger, booksDir: BOOKS_DIR });
   const client = (keys: RedisKeys, owner: string): RedisLedgerClient =>
-    new RedisLedgerClient({ url: redisUrl, keys, owner, holdLeaseMs: SETTINGS.holdLeaseMs, holdMaxMs: SETTINGS.holdMaxMs, flushMs: 100, allotmentCalls: 0, databaseUrl: db, logger });
+    new RedisLedgerClient({ url: redisUrl, keys, owner, holdLeaseMs: SETTINGS.holdLeaseMs, holdMaxMs: SETTINGS.holdMaxMs, flushMs: 100, journalMaxLagMs: SETTINGS.journalMaxLagMs, allotmentCalls: 0, databaseUrl: db, logger, booksDir: BOOKS_DIR });
   const reserveAll = (c: RedisLedgerClient, round: string) =>
     Promise.all(
       orgs.map((orgId, i) =>

@@ -21,6 +21,10 @@ import { createPool } from '../../../src/store/pool.js';
 import { ownRedis, sleep } from '../../e2e/scale-out-helpers.js';
 import { testDatabase } from '../../helpers/services.js';
 import { usage } from '../helpers.js';
+import { tempDir } from '../../helpers/gateway.js';
+
+/** The workers' books' files (a primary's data_dir/books in a real instance). */
+const BOOKS_DIR = tempDir('tollgate-books-');
 
 const SETTINGS = { flushMs: 100, journalMaxLagMs: 1000, holdLeaseMs: 3000, holdMaxMs: 60_000, quotaPerSecond: 1000, quotaPerMinute: 100_000 };
 const bus: ChangeBus = { publish: async () => {}, subscribe: () => {}, close: async () => {} };
@@ -34,8 +38,8 @@ if (redis !== null && db !== null) {
     t.teardown(() => pool.end());
     await migrate(pool);
     const keys = new RedisKeys(redisPrefix(db));
-    const first = new RedisLedgerHost({ url: redis.url, keys, instanceId: `resend-${process.pid}-1`, pool, settings: SETTINGS, bus, logger });
-    const client = new RedisLedgerClient({ url: redis.url, keys, owner: `resend-${process.pid}/1`, ...SETTINGS, allotmentCalls: 0, databaseUrl: db, logger });
+    const first = new RedisLedgerHost({ url: redis.url, keys, instanceId: `resend-${process.pid}-1`, pool, settings: SETTINGS, bus, logger, booksDir: BOOKS_DIR });
+    const client = new RedisLedgerClient({ url: redis.url, keys, owner: `resend-${process.pid}/1`, ...SETTINGS, allotmentCalls: 0, databaseUrl: db, logger, booksDir: BOOKS_DIR });
     let second: RedisLedgerHost | null = null;
     t.teardown(async () => {
       await client.close();
@@ -56,14 +60,14 @@ if (redis !== null && db !== null) {
 
     await redis.stop(); // restarted empty: the entry is gone unread, and so is the hold's mirror
     await redis.start();
-    second = new RedisLedgerHost({ url: redis.url, keys, instanceId: `resend-${process.pid}-2`, pool, settings: SETTINGS, bus, logger });
+    second = new RedisLedgerHost({ url: redis.url, keys, instanceId: `resend-${process.pid}-2`, pool, settings: SETTINGS, bus, logger, booksDir: BOOKS_DIR });
     t.ok(await second.ready(15_000), 'a new host serves every shard');
 
     let rows: Array<{ b: string; n: string }> = [];
     for (const deadline = Date.now() + 10_000; Date.now() < deadline; await sleep(100)) {
       rows = (
         await pool.query(
-          `SELECT (SELECT balance_micros FROM organizations WHERE id = $1) AS b,
+          `SELECT (SELECT balance_micros FROM organization_money WHERE id = $1) AS b,
                   (SELECT count(*) FROM ledger_entries WHERE org_id = $1 AND kind = 'charge') AS n`,
           [orgId],
         )

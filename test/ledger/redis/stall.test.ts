@@ -21,6 +21,10 @@ import { createPool } from '../../../src/store/pool.js';
 import { ownRedis, sleep } from '../../e2e/scale-out-helpers.js';
 import { testDatabase } from '../../helpers/services.js';
 import { usage } from '../helpers.js';
+import { tempDir } from '../../helpers/gateway.js';
+
+/** The workers' books' files (a primary's data_dir/books in a real instance). */
+const BOOKS_DIR = tempDir('tollgate-books-');
 
 const SETTINGS = { flushMs: 100, journalMaxLagMs: 1000, holdLeaseMs: 3000, holdMaxMs: 60_000, quotaPerSecond: 1000, quotaPerMinute: 100_000 };
 const bus: ChangeBus = { publish: async () => {}, subscribe: () => {}, close: async () => {} };
@@ -34,8 +38,8 @@ if (redis !== null && db !== null) {
     t.teardown(() => pool.end());
     await migrate(pool);
     const keys = new RedisKeys(redisPrefix(db));
-    const host = new RedisLedgerHost({ url: redis.url, keys, instanceId: `stall-${process.pid}-1`, pool, settings: SETTINGS, bus, logger });
-    const client = new RedisLedgerClient({ url: redis.url, keys, owner: `stall-${process.pid}/1`, ...SETTINGS, allotmentCalls: 0, databaseUrl: db, logger });
+    const host = new RedisLedgerHost({ url: redis.url, keys, instanceId: `stall-${process.pid}-1`, pool, settings: SETTINGS, bus, logger, booksDir: BOOKS_DIR });
+    const client = new RedisLedgerClient({ url: redis.url, keys, owner: `stall-${process.pid}/1`, ...SETTINGS, allotmentCalls: 0, databaseUrl: db, logger, booksDir: BOOKS_DIR });
     t.teardown(async () => {
       redis.resume();
       await client.close();
@@ -58,7 +62,7 @@ if (redis !== null && db !== null) {
     // (with flush_ms > 0 settle() resolves once the command is on the socket; delivered() once each one is somewhere).
     await Promise.all(holds.map((h, i) => client.settle({ usage: { ...usage(h.requestId, charges[i], h.amount, 'balance', orgId), finishedAt: Date.now() } })));
     await client.delivered();
-    const stored = Number((await pool.query('SELECT balance_micros FROM organizations WHERE id = $1', [orgId])).rows[0].balance_micros);
+    const stored = Number((await pool.query('SELECT balance_micros FROM organization_money WHERE id = $1', [orgId])).rows[0].balance_micros);
     t.equal(stored, final, 'every settlement is in the store while Redis is stalled');
     await sleep(1500); // at least one reconcile: memory has read the store's new balance
 
@@ -90,7 +94,7 @@ if (redis !== null && db !== null) {
     t.equal(overHeld.length, 0, 'open holds never exceed the balance');
 
     const store = await pool.query(
-      `SELECT (SELECT balance_micros FROM organizations WHERE id = $1) AS b,
+      `SELECT (SELECT balance_micros FROM organization_money WHERE id = $1) AS b,
               (SELECT coalesce(sum(amount_micros), 0) FROM ledger_entries WHERE org_id = $1) AS j,
               (SELECT count(*) FROM ledger_entries WHERE org_id = $1 AND kind = 'charge') AS n`,
       [orgId],

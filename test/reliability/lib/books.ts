@@ -39,7 +39,7 @@ export async function checkBooks(databaseUrl: string): Promise<BooksCheck> {
         coalesce(j.credits, 0)::text AS credits, coalesce(j.charges, 0)::text AS j_charges, coalesce(j.charge_entries, 0)::text AS charge_entries,
         coalesce(u.charged, 0)::text AS u_charged, coalesce(u.charged_balance, 0)::text AS u_charged_balance,
         coalesce(u.charged_rows, 0)::text AS charged_rows, coalesce(u.rows, 0)::text AS u_rows, coalesce(u.overdraft, 0)::text AS overdraft
-      FROM organizations o
+      FROM organization_money o
       LEFT JOIN (SELECT org_id,
           sum(amount_micros) FILTER (WHERE funding = 'balance') AS balance,
           sum(amount_micros) FILTER (WHERE funding = 'package') AS package,
@@ -114,7 +114,7 @@ export async function checkHolds(gatewayUrl: string, databaseUrl: string, timeou
   await c2.connect();
   const violations: string[] = [];
   try {
-    const { rows } = await c2.query('SELECT id, balance_micros::text AS b FROM organizations');
+    const { rows } = await c2.query('SELECT id, balance_micros::text AS b FROM organization_money');
     const store = new Map(rows.map((r) => [String(r.id), n(r.b)]));
     for (const o of live) if (store.get(o.id) !== o.balance) violations.push(`org ${o.id.slice(0, 8)}: the running ledger says ${o.balance}, the store ${store.get(o.id)}`);
   } finally {

@@ -105,6 +105,27 @@ export async function call(base: string, key: string, surface: Surface, text: st
   }
 }
 
+/** `callers` loops of calls on `keys` (round robin over `surfaces`) until stop(); a refused call waits 20 ms before the next. */
+export function storm(base: string, keys: string[], callers: number, surfaces: Surface[], text: string): { stop(): Promise<Array<CallResult & { endedAt: number }>> } {
+  const results: Array<CallResult & { endedAt: number }> = [];
+  let running = true;
+  const loops = Array.from({ length: callers }, async (_, i) => {
+    let n = i;
+    while (running) {
+      const r = await call(base, keys[n % keys.length], surfaces[n++ % surfaces.length], text);
+      results.push({ ...r, endedAt: Date.now() });
+      if (r.outcome !== 'ok') await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  });
+  return {
+    async stop() {
+      running = false;
+      await Promise.all(loops);
+      return results;
+    },
+  };
+}
+
 export function percentile(values: number[], p: number): number {
   if (values.length === 0) return 0;
   const sorted = [...values].sort((a, b) => a - b);

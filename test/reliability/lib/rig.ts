@@ -9,7 +9,7 @@ import { startSimulator, type Simulator, type SimulatorEvent } from '../../../sr
 import { startGateway, tempDir, type Gateway } from '../../helpers/gateway.js';
 import { ADMIN_TOKEN, provision, type Provisioned } from '../../helpers/provision.js';
 import { testDatabase } from '../../helpers/services.js';
-import { checkBooks, checkHolds } from './books.js';
+import { checkBooks, checkHolds, missingRows } from './books.js';
 import { startFaultSupplier, type FaultSupplier } from './fault-supplier.js';
 import { bystanders, type BystanderStats, type Surface } from './load.js';
 import { Report } from './report.js';
@@ -46,7 +46,7 @@ export async function startRig(t: Test, opts: RigOptions = {}): Promise<Rig | nu
   writeFileSync(config, JSON.stringify(opts.config ?? {}));
   const gw = await startGateway({
     workers: opts.workers ?? 1,
-    env: { DATABASE_URL: db, SIMULATOR_URL: faults.url, ADMIN_TOKEN, BILLING_FLUSH_MS: '0', TOLLGATE_CONFIG: config, QUOTA_PER_SECOND: '100000', QUOTA_PER_MINUTE: '10000000', ...opts.env },
+    env: { DATABASE_URL: db, SIMULATOR_URL: faults.url, ADMIN_TOKEN, BILLING_FLUSH_MS: '0', TOLLGATE_CONFIG: config, QUOTA_PER_SECOND: '100000', QUOTA_PER_MINUTE: '10000000', COUNT_TOKENS_PER_SECOND: '100000', COUNT_TOKENS_PER_MINUTE: '10000000', ...opts.env },
   });
   const report = new Report();
   const keys: string[] = [];
@@ -103,6 +103,16 @@ export async function assertBooks(t: Test, rig: Rig, name: string, url = rig.gw.
   t.equal(holds.leaked, 0, `${name}: holds leaked: ${holds.leaked}`);
   t.same(holds.violations, [], `${name}: the running ledger agrees with the store`);
   t.same(books.violations, [], `${name}: books exact for ${books.orgs} organizations (${books.usageRows} usage rows)`);
+}
+
+/** After a storm on several instances: no hold left after the leases, books exact, every answered call with its usage row. */
+export async function assertStormBooks(t: Test, gatewayUrl: string, db: string, answered: string[], holdWaitMs: number): Promise<void> {
+  const holds = await checkHolds(gatewayUrl, db, holdWaitMs);
+  t.equal(holds.leaked, 0, `holds leaked: ${holds.leaked}`);
+  t.same(holds.violations, [], 'the running ledger agrees with the store');
+  const books = await checkBooks(db);
+  t.same(books.violations, [], `books exact (${books.usageRows} usage rows)`);
+  t.same(await missingRows(db, answered), [], `every one of the ${answered.length} answered calls has its usage row`);
 }
 
 /** The usage row of a request, from the store, once written (settlements are flushed asynchronously). */

@@ -81,7 +81,7 @@ t.test('member rules of the spec table', async (t) => {
   t.equal(refusedParam({ model: 'm', messages: msgs, temperature: 2.01 }), 'temperature');
   t.equal(refusedParam({ model: 'm', messages: msgs, temperature: 2 }), null);
   t.equal(refusedParam({ model: 'm', messages: msgs, top_p: 1.5 }), 'top_p');
-  t.equal(refusedParam({ model: 'm', messages: msgs, frequency_penalty: 1 }), 'frequency_penalty', 'members outside the table are refused by name');
+  t.equal(refusedParam({ model: 'm', messages: msgs, web_search_options: {} }), 'web_search_options', 'members outside the table are refused by name');
   t.equal(refusedParam({ messages: msgs }), 'model');
   t.equal(refusedParam({ model: 'm', messages: [] }), 'messages');
   t.equal(refusedParam({ model: 'm', messages: [{ role: 'robot', content: 'x' }] }), 'messages[0].role');
@@ -125,6 +125,63 @@ t.test('upstream body: only what must change', async (t) => {
   t.same(Object.keys(once).filter((k) => k === 'stream_options'), ['stream_options'], 'stream_options appears once');
 });
 
+t.test('issue 31 item 4: members OpenAI accepts are accepted, bounded, carried or not as docs/api says', async (t) => {
+  const tools = [{ type: 'function', function: { name: 'f', parameters: { type: 'object' } } }];
+  const sent = {
+    model: 'm', messages: msgs, tools, parallel_tool_calls: false, seed: 7, presence_penalty: 0.5, frequency_penalty: -0.5,
+    logprobs: true, top_logprobs: 3, logit_bias: { '50256': -100 }, metadata: { a: 'b' }, store: false, service_tier: 'priority',
+    prompt_cache_key: 'k', safety_identifier: 's', verbosity: 'low', modalities: ['text'], prediction: { type: 'content', content: 'x' },
+    user: 'u', stream_options: null,
+  };
+  t.equal(refusedParam(sent), null, 'all accepted together');
+  const up = JSON.parse(chatCodec.upstreamBody(chatCodec.prepare(sent, 10), route, 100));
+  for (const m of ['parallel_tool_calls', 'seed', 'presence_penalty', 'frequency_penalty', 'logit_bias', 'safety_identifier', 'user']) t.same(up[m], (sent as any)[m], `${m} carried`);
+  for (const m of ['logprobs', 'top_logprobs', 'metadata', 'store', 'service_tier', 'prompt_cache_key', 'verbosity', 'modalities', 'prediction']) t.notOk(m in up, `${m} not carried`);
+  const noTools = JSON.parse(chatCodec.upstreamBody(chatCodec.prepare({ model: 'm', messages: msgs, parallel_tool_calls: true, seed: null }, 10), route, 100));
+  t.notOk('parallel_tool_calls' in noTools, 'parallel_tool_calls only beside tools');
+  t.notOk('seed' in noTools, 'a null is left out');
+  // Refused by name: what would break a promise, what no model here does, and values out of range.
+  t.equal(refusedParam({ model: 'm', messages: msgs, store: true }), 'store');
+  t.equal(refusedParam({ model: 'm', messages: msgs, audio: { voice: 'alloy', format: 'mp3' } }), 'audio');
+  t.equal(refusedParam({ model: 'm', messages: msgs, modalities: ['text', 'audio'] }), 'modalities');
+  t.equal(refusedParam({ model: 'm', messages: msgs, top_logprobs: 21 }), 'top_logprobs');
+  t.equal(refusedParam({ model: 'm', messages: msgs, presence_penalty: 2.5 }), 'presence_penalty');
+  t.equal(refusedParam({ model: 'm', messages: msgs, seed: 2 ** 60 }), 'seed');
+  t.equal(refusedParam({ model: 'm', messages: msgs, logit_bias: { x: 1 } }), 'logit_bias');
+  t.equal(refusedParam({ model: 'm', messages: msgs, metadata: Object.fromEntries(Array.from({ length: 17 }, (_, i) => [`k${i}`, 'v'])) }), 'metadata');
+  t.equal(refusedParam({ model: 'm', messages: msgs, safety_identifier: 'x'.repeat(513) }), 'safety_identifier');
+});
+
+t.test('issue 31: a refusal\'s message names the member and the rule (the AI SDK shows only the message)', async (t) => {
+  const message = (body: object): string => {
+    try {
+      chatCodec.prepare(body, 10);
+    } catch (err) {
+      return (err as GatewayError).message;
+    }
+    return '(accepted)';
+  };
+  t.equal(message({ model: 'm', messages: msgs, store: true }), '`store` must be false: Tollgate keeps nothing, runs nothing after the call, and asks its suppliers to keep nothing.');
+  t.equal(message({ model: 'm', messages: msgs, audio: {} }), '`audio` is not accepted: no model served here answers audio.');
+  t.equal(message({ model: 'm', messages: msgs, web_search_options: {} }), '`web_search_options` is not a member this surface accepts (docs/api lists them).');
+  t.equal(message({ model: 'm', messages: msgs, temperature: 3 }), '`temperature` must be <= 2.');
+  t.equal(message({ model: 'm', messages: msgs, stop: 'x' }), '`stop` must be an array of at most four strings (a bare string is refused).');
+  t.equal(message({ messages: msgs }), '`model` is required.');
+  const { default: prepareRequest } = await import('../../../workers/prepare-request.js');
+  const pooled = prepareRequest({ surface: 'chat', body: Buffer.from(JSON.stringify({ model: 'm', messages: msgs, store: true })), maxDepth: 64 });
+  t.match(pooled, { ok: false, param: 'store', message: /^`store` must be false/ }, 'the pool carries the message too');
+});
+
+t.test('issue 30 item 2: the local input count covers every member forwarded (response_format schema, tools, stop)', async (t) => {
+  const schema = { type: 'object', properties: { needle_in_schema: { type: 'string' } } };
+  const prepared = chatCodec.prepare({
+    model: 'm', messages: msgs, tools: [{ type: 'function', function: { name: 'needle_in_tool' } }], stop: ['needle_in_stop'],
+    response_format: { type: 'json_schema', json_schema: { name: 'x', schema } },
+  }, 10);
+  const text = chatCodec.inputText(prepared);
+  for (const needle of ['needle_in_schema', 'needle_in_tool', 'needle_in_stop', 'hi']) t.match(text, needle, `${needle} counted`);
+});
+
 t.test('issue 12 item 3: the upstream body carries exactly one bound, the reserved one, never a null', async (t) => {
   const bounds = (text: string) => [...text.matchAll(/"(max_tokens|max_completion_tokens)":([^,}]*)/g)].map((m) => `${m[1]}=${m[2]}`);
   const up = (extra: object, max: number | null = 32768) => bounds(chatCodec.upstreamBody(chatCodec.prepare({ model: 'm', messages: msgs, ...extra }, 10), route, max));
@@ -147,6 +204,7 @@ t.test('the pool preparer gives the same result as inline preparation', async (t
     ok: false,
     code: 'invalid_request',
     param: 'messages',
+    message: '`messages` must NOT have fewer than 1 items.',
   });
 });
 

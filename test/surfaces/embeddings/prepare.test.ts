@@ -63,7 +63,15 @@ t.test('input: at most 131072 bytes in total (UTF-8)', async (t) => {
 
 t.test('stream does not exist here, nor any member outside the table', async (t) => {
   t.equal(refusedParam({ ...base, stream: false }), 'stream');
-  t.equal(refusedParam({ ...base, dimensions: 256 }), 'dimensions');
+  t.equal(refusedParam({ ...base, dimensions: 0 }), 'dimensions');
+  t.equal(refusedParam({ ...base, dimensions: 65537 }), 'dimensions');
+  t.equal(refusedParam({ ...base, encoding_format: 'float' }), 'encoding_format', 'float stays refused (spec)');
+});
+
+t.test('issue 31 item 6: dimensions and user are accepted and carried', async (t) => {
+  t.equal(refusedParam({ ...base, dimensions: 256, user: 'u' }), null);
+  const up = JSON.parse(embeddingsCodec.upstreamBody(embeddingsCodec.prepare({ ...base, dimensions: 256, user: 'u' }, 10), { upstreamModel: 'up' } as any, null));
+  t.same([up.dimensions, up.user], [256, 'u']);
   t.equal(refusedParam({ ...base, model: '' }), 'model');
   t.equal(refusedParam({ ...base, model: 5 }), 'model');
 });

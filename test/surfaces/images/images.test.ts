@@ -47,9 +47,18 @@ t.test('size: WIDTHxHEIGHT, each side 1–4096', async (t) => {
   }
 });
 
-t.test('members outside the table refused (stream, response_format, …)', async (t) => {
+t.test('members outside the table refused (stream, …)', async (t) => {
   t.equal(refusedParam({ ...base, stream: true }), 'stream');
-  t.equal(refusedParam({ ...base, quality: 'hd' }), 'quality');
+  t.equal(refusedParam({ ...base, response_format: 'png' }), 'response_format');
+  t.equal(refusedParam({ ...base, output_compression: 101 }), 'output_compression');
+});
+
+t.test('issue 31 item 5: response_format, quality, style, background, output_format, user accepted; quality not carried', async (t) => {
+  const sent = { ...base, response_format: 'b64_json', quality: 'hd', style: 'vivid', background: 'opaque', output_format: 'png', user: 'u', moderation: null };
+  t.equal(refusedParam(sent), null);
+  const up = JSON.parse(imagesCodec.upstreamBody(imagesCodec.prepare(sent, 50), { upstreamModel: 'up' } as any, null));
+  t.same(up, { model: 'up', prompt: base.prompt, response_format: 'b64_json', style: 'vivid', background: 'opaque', output_format: 'png', user: 'u' });
+  t.equal(refusedParam({ ...base, response_format: 'url' }), null, 'a url answer passes through as the supplier gives it');
 });
 
 t.test('bound: n image units, no tokens', async (t) => {

@@ -132,6 +132,6 @@ t.test('a large body through the pool: decoded and counted in one task, the same
   t.same(decoded.texts, [], 'only numbers crossed back');
   t.equal(estimateOf(decoded), await estimate(body));
   const refused = await pool.decodeLocal('count_tokens', Buffer.from(JSON.stringify({ ...base, max_tokens: 5 })));
-  t.same(refused, { ok: false, code: 'invalid_request', param: 'max_tokens' });
+  t.match(refused, { ok: false, code: 'invalid_request', param: 'max_tokens', message: /^`max_tokens` is not a member/ });
   t.same(await pool.decodeLocal('count_tokens', Buffer.from('{not json')), { ok: false, code: 'invalid_json', param: null });
 });

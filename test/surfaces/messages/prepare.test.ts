@@ -161,6 +161,17 @@ t.test('metadata, thinking, output_config, context_management: accepted, no effe
   t.equal(refusedParam({ ...base, thinking: 'on' }), 'thinking');
 });
 
+t.test('issue 31 item 8: service_tier accepted and not forwarded', async (t) => {
+  t.equal(refusedParam({ ...base, service_tier: 'auto' }), null);
+  t.notOk('service_tier' in JSON.parse(messagesCodec.upstreamBody(messagesCodec.prepare({ ...base, service_tier: 'standard_only' }, 1), route, null)));
+  t.equal(refusedParam({ ...base, service_tier: 'priority' }), 'service_tier');
+});
+
+t.test('issue 30 item 2: the local input count covers system, tools and stop_sequences', async (t) => {
+  const text = messagesCodec.inputText(messagesCodec.prepare({ ...base, system: 'needle_in_system', stop_sequences: ['needle_in_stop'], tools: [{ name: 'needle_in_tool', input_schema: { type: 'object' } }] }, 1));
+  for (const needle of ['needle_in_system', 'needle_in_stop', 'needle_in_tool']) t.match(text, needle, `${needle} counted`);
+});
+
 t.test('unknown top-level members are refused by name (chat members included)', async (t) => {
   t.equal(refusedParam({ ...base, n: 2 }), 'n');
   t.equal(refusedParam({ ...base, max_completion_tokens: 5 }), 'max_completion_tokens');

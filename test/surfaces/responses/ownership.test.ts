@@ -1,7 +1,7 @@
 // The response-ownership table and its per-worker cache, on a real
 // PostgreSQL: ids are written in batches (one statement per interval, not
 // one per call), a hit asks nothing, a miss asks once and fills the cache,
-// and the cache is bounded in entries and in age.
+// every "no" takes the same path, and the cache is bounded in entries and in age.
 import t from 'tap';
 import { migrate } from '../../../src/store/migrate.js';
 import { createPool } from '../../../src/store/pool.js';
@@ -33,8 +33,11 @@ if (db !== null) {
     const cols = await pool.query("SELECT column_name FROM information_schema.columns WHERE table_name = 'response_owners' ORDER BY ordinal_position");
     t.same(cols.rows.map((r) => r.column_name), ['response_id', 'org_id', 'created_at'], 'no content');
     sent.length = 0;
-    t.equal(await owners.owner('resp_batch_7'), ORG_A);
+    t.equal(await owners.owns('resp_batch_7', ORG_A), true);
     t.same(sent, [], 'a cached id asks the store nothing');
+    owners.record('resp_batch_7', ORG_A);
+    await owners.flush();
+    t.same(sent, [], 'an id recorded twice (a stream: response.created, then answered) is written once');
     await owners.close();
   });
 
@@ -44,20 +47,20 @@ if (db !== null) {
     a.record('resp_shared', ORG_B);
     await a.close();
     sent.length = 0;
-    t.same(await Promise.all([b.owner('resp_shared'), b.owner('resp_shared'), b.owner('resp_shared')]), [ORG_B, ORG_B, ORG_B]);
+    t.same(await Promise.all([b.owns('resp_shared', ORG_B), b.owns('resp_shared', ORG_B), b.owns('resp_shared', ORG_B)]), [true, true, true]);
     t.same(sent, ['SELECT'], 'one query for three concurrent misses');
-    await b.owner('resp_shared');
+    await b.owns('resp_shared', ORG_B);
     t.same(sent, ['SELECT'], 'then cached');
     // Recorded by one worker, asked of another before the batch is written: found after one interval.
     const c = new ResponseOwnership(store, { ...opts, flushMs: 50 });
     c.record('resp_late', ORG_A);
-    t.equal(await b.owner('resp_late'), ORG_A, 'an id not yet written is asked again after one write interval');
+    t.equal(await b.owns('resp_late', ORG_A), true, 'an id not yet written is asked again after one write interval');
     sent.length = 0;
     const at = performance.now();
-    t.equal(await b.owner('resp_never'), null, 'an unknown id: no owner');
+    t.equal(await b.owns('resp_never', ORG_A), false, 'an unknown id: not owned');
     t.same(sent, ['SELECT', 'SELECT'], 'asked twice, once after the interval');
     t.ok(performance.now() - at >= opts.flushMs + 100 - 5);
-    t.equal(await b.owner('resp_never').then(() => sent.length), 4, 'an unknown id is not cached (it may be written later)');
+    t.equal(await b.owns('resp_never', ORG_A).then(() => sent.length), 4, 'an unknown id is not cached (it may be written later)');
     await c.close();
     await b.close();
   });
@@ -67,19 +70,41 @@ if (db !== null) {
     for (const id of ['resp_b1', 'resp_b2', 'resp_b3', 'resp_b4']) small.record(id, ORG_A);
     await small.close();
     sent.length = 0;
-    for (const id of ['resp_b2', 'resp_b3', 'resp_b4']) t.equal(await small.owner(id), ORG_A);
+    for (const id of ['resp_b2', 'resp_b3', 'resp_b4']) t.equal(await small.owns(id, ORG_A), true);
     t.same(sent, [], 'the three newest are cached');
-    t.equal(await small.owner('resp_b1'), ORG_A, 'the oldest was evicted, and the store still knows it');
+    t.equal(await small.owns('resp_b1', ORG_A), true, 'the oldest was evicted, and the store still knows it');
     t.same(sent, ['SELECT']);
     const young = new ResponseOwnership(store, { maxEntries: 10, maxAgeMs: 1000, flushMs: 5 });
     young.record('resp_age', ORG_B);
     await young.close();
     sent.length = 0;
-    await young.owner('resp_age');
+    await young.owns('resp_age', ORG_B);
     t.same(sent, [], 'fresh: cached');
     await new Promise((r) => setTimeout(r, 1050));
-    t.equal(await young.owner('resp_age'), ORG_B);
+    t.equal(await young.owns('resp_age', ORG_B), true);
     t.same(sent, ['SELECT'], 'older than maxAgeMs: asked again');
+  });
+
+  t.test('issue 30 item 10: another organization\'s id and an unknown one take one path (the same queries, the same wait)', async (t) => {
+    const owners = new ResponseOwnership(store, opts);
+    owners.record('resp_theirs', ORG_B);
+    await owners.flush();
+    const refusal = async (id: string): Promise<{ owns: boolean; queries: string[]; ms: number }> => {
+      sent.length = 0;
+      const at = performance.now();
+      const owns = await owners.owns(id, ORG_A);
+      return { owns, queries: [...sent], ms: performance.now() - at };
+    };
+    // Known to this worker's cache and to the store as ORG_B's, and known to neither: the same answer, the same work.
+    const theirs = await refusal('resp_theirs');
+    const unknown = await refusal('resp_unknown_10');
+    t.same(theirs.queries, ['SELECT', 'SELECT'], 'another organization\'s id: asked of the store, twice, as an unknown one is');
+    t.same(unknown.queries, theirs.queries, 'an unknown id: the same queries');
+    t.same([theirs.owns, unknown.owns], [false, false]);
+    for (const r of [theirs, unknown]) t.ok(r.ms >= opts.flushMs + 100 - 5, `both wait one write interval (${r.ms.toFixed(1)} ms)`);
+    t.equal(await owners.owns('resp_theirs', ORG_B), true, 'its owner still gets a yes from the cache');
+    t.same(sent, ['SELECT', 'SELECT'], 'with no query');
+    await owners.close();
   });
 
   t.test('a store that cannot be written keeps the rows for the next interval', async (t) => {

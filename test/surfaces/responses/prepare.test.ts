@@ -77,6 +77,31 @@ t.test('refusals by name', async (t) => {
   t.equal(refusal({ model: 'm', input: 'x', store: false, max_output_tokens: null, instructions: null }), null);
 });
 
+t.test('issue 31 item 3: members clients send are accepted, bounded, carried or not as docs/api says', async (t) => {
+  const body = {
+    model: 'swift', input: 'x', temperature: 0, top_p: 0.5, metadata: { a: 'b' }, user: 'u', truncation: 'auto', service_tier: 'flex',
+    safety_identifier: 's', max_tool_calls: 3, top_logprobs: 2, parallel_tool_calls: false, background: false, stream_options: null,
+  };
+  t.equal(refusal(body), null, 'all accepted together');
+  const sent = upstream(body);
+  for (const m of ['temperature', 'top_p', 'user', 'truncation', 'safety_identifier', 'max_tool_calls']) t.same(sent[m], (body as any)[m], `${m} carried`);
+  for (const m of ['metadata', 'service_tier', 'top_logprobs', 'parallel_tool_calls', 'background', 'stream_options']) t.notOk(m in sent, `${m} not carried`);
+  t.notOk('temperature' in upstream({ model: 'swift', input: 'x', temperature: null }), 'a null is left out');
+  t.equal(refusal({ model: 'm', input: 'x', background: true }), 'background', 'nothing runs after the call: refused by name');
+  t.equal(refusal({ model: 'm', input: 'x', temperature: 2.5 }), 'temperature');
+  t.equal(refusal({ model: 'm', input: 'x', truncation: 'sometimes' }), 'truncation');
+  t.equal(refusal({ model: 'm', input: 'x', max_tool_calls: 0 }), 'max_tool_calls');
+  t.equal(refusal({ model: 'm', input: 'x', conversation: 'c' }), 'conversation', 'a member that needs stored state stays refused');
+});
+
+t.test('issue 30 item 2: the local input count covers instructions, tools and text.format\'s schema', async (t) => {
+  const text = responsesInputText(prepareResponses({
+    model: 'swift', input: 'hi', instructions: 'needle_in_instructions', tools: [{ type: 'function', name: 'needle_in_tool' }],
+    text: { format: { type: 'json_schema', name: 'n', schema: { properties: { needle_in_schema: {} } } } },
+  }, 10));
+  for (const needle of ['needle_in_instructions', 'needle_in_tool', 'needle_in_schema', 'hi']) t.match(text, needle, `${needle} counted`);
+});
+
 t.test('the pool runs the same preparer as the inline path', async (t) => {
   t.equal(modelCallNamed('responses').prepare, prepareResponses);
 });

@@ -48,17 +48,52 @@ t.test('renumbered from 0, items of other types left out, the terminal event hel
   t.equal(s.outcome(), 'completed');
   const evs = parse(out + s.finish(settled));
   t.same(evs.map((e) => e.type), [
-    'response.created', 'response.output_item.added', 'response.content_part.added',
-    'response.output_text.delta', 'response.output_text.delta', 'response.content_part.done', 'response.output_item.done', 'response.completed',
+    'response.created', 'response.in_progress', 'response.output_item.added', 'response.content_part.added',
+    'response.output_text.delta', 'response.output_text.delta', 'response.output_text.done', 'response.content_part.done',
+    'response.output_item.done', 'response.completed',
   ]);
-  t.same(evs.map((e) => e.sequence_number), [0, 1, 2, 3, 4, 5, 6, 7], 'the supplier\'s numbers never passed on');
+  t.same(evs.map((e) => e.sequence_number), [0, 1, 2, 3, 4, 5, 6, 7, 8, 9], 'the supplier\'s numbers never passed on');
   t.ok(evs.slice(1).every((e) => e.output_index === undefined || e.output_index === 0), 'output_index renumbered past the left-out item');
   t.same(evs[0].response, { id: 'req_1', object: 'response', created_at: 7, model: 'swift', status: 'in_progress', output: [] });
-  t.same(evs[2].part, { type: 'output_text', text: '' }, 'opened with no text');
-  const last = evs[7].response;
+  t.same(evs[1].response, evs[0].response, 'response.in_progress right after response.created');
+  t.same(evs[3].part, { type: 'output_text', text: '', annotations: [] }, 'opened with no text');
+  const last = evs[9].response;
   t.same([last.id, last.model, last.status, last.incomplete_details], ['req_1', 'swift', 'completed', null]);
-  t.same(last.output, [{ type: 'message', id: 'm', status: 'completed', role: 'assistant', content: [{ type: 'output_text', text: 'hi there' }] }], 'only the listed members');
+  t.same(last.output, [{ type: 'message', id: 'm', status: 'completed', role: 'assistant', content: [{ type: 'output_text', text: 'hi there', annotations: [] }] }], 'only the listed members');
   t.same(last.usage, { input_tokens: 10, input_tokens_details: { cached_tokens: 2 }, output_tokens: 3, output_tokens_details: { reasoning_tokens: 1 }, total_tokens: 13 });
+});
+
+t.test('issue 31 items 1 and 2: every item-scoped event names its item; output_text parts carry annotations; deltas end with .done', async (t) => {
+  const s = new ResponsesStream(call);
+  let out = '';
+  for (const e of upstream()) out += s.event(e);
+  out += s.event(ev('response.completed', { response: { status: 'completed', usage } }));
+  const evs = parse(out + s.finish(settled));
+  for (const e of evs.filter((e) => /content_part|output_text/.test(e.type))) {
+    t.equal(e.item_id, 'm', `${e.type} names its item`);
+    t.equal(e.output_index, 0);
+    t.equal(e.content_index, 0);
+  }
+  const byType = (type: string) => evs.filter((e) => e.type === type);
+  t.same(byType('response.output_text.delta').map((e) => e.logprobs), [[], []], 'text deltas carry logprobs');
+  t.same(byType('response.output_text.done')[0], { type: 'response.output_text.done', sequence_number: 6, output_index: 0, item_id: 'm', content_index: 0, text: 'hi there', logprobs: [] });
+  t.same(byType('response.content_part.done')[0].part, { type: 'output_text', text: 'hi there', annotations: [] });
+  t.same(byType('response.output_item.done')[0].item.content[0].annotations, []);
+  t.same(byType('response.completed')[0].response.output[0].content[0].annotations, [], 'the completed snapshot too');
+});
+
+t.test('issue 31 item 2: an item the supplier gave no id gets one, kept from added to done and named by its events', async (t) => {
+  const s = new ResponsesStream(call);
+  const bare = { type: 'message', role: 'assistant', content: [] };
+  const evs = parse([
+    ev('response.output_item.added', { output_index: 0, item: bare }),
+    ev('response.content_part.added', { output_index: 0, content_index: 0, part: { type: 'output_text', text: '' } }),
+    ev('response.output_text.delta', { output_index: 0, content_index: 0, delta: 'x' }),
+    ev('response.output_item.done', { output_index: 0, item: { ...bare, id: 'other', content: [{ type: 'output_text', text: 'x' }] } }),
+  ].map((e) => s.event(e)).join(''));
+  const id = evs[2].item.id;
+  t.match(id, /^msg_1_0$/);
+  t.same(evs.slice(3).map((e) => e.item_id ?? e.item.id), [id, id, id]);
 });
 
 t.test('response.incomplete: response.completed with status incomplete and the reason', async (t) => {
@@ -111,15 +146,21 @@ t.test('function_call, custom_tool_call and web_search_call deltas and search ev
     ev('response.web_search_call.searching', { output_index: 0, item_id: 'ws' }),
     ev('response.output_item.added', { output_index: 1, item: fc }),
     ev('response.function_call_arguments.delta', { output_index: 1, delta: '{"a"' }),
+    ev('response.function_call_arguments.done', { output_index: 1, arguments: 'not what the deltas said' }),
     ev('response.output_item.added', { output_index: 2, item: ct }),
     ev('response.custom_tool_call_input.delta', { output_index: 2, delta: 'x' }),
+    ev('response.custom_tool_call_input.done', { output_index: 2, input: 'x' }),
     ev('response.output_text.delta', { output_index: 2, content_index: 0, delta: 'wrong item type' }),
   ].map((e) => s.event(e)).join(''));
   t.same(evs.map((e) => e.type), [
-    'response.created', 'response.output_item.added', 'response.web_search_call.searching', 'response.output_item.added',
-    'response.function_call_arguments.delta', 'response.output_item.added', 'response.custom_tool_call_input.delta',
+    'response.created', 'response.in_progress', 'response.output_item.added', 'response.web_search_call.searching', 'response.output_item.added',
+    'response.function_call_arguments.delta', 'response.function_call_arguments.done', 'response.output_item.added',
+    'response.custom_tool_call_input.delta', 'response.custom_tool_call_input.done',
   ]);
-  t.same(evs[2].item, { type: 'web_search_call', id: 'ws', status: 'searching' });
-  t.same([evs[4].output_index, evs[4].delta], [1, '{"a"']);
+  t.same(evs[3].item, { type: 'web_search_call', id: 'ws', status: 'searching' });
+  t.equal(evs[3].item_id, 'ws');
+  t.same([evs[5].output_index, evs[5].item_id, evs[5].delta], [1, 'fc', '{"a"']);
+  t.same([evs[6].item_id, evs[6].name, evs[6].arguments], ['fc', 'f', '{"a"'], 'the deltas\' text, with the function\'s name');
+  t.same([evs[8].item_id, evs[9].item_id, evs[9].input], ['ct', 'ct', 'x']);
   t.equal(s.producedText(), '{"a"x');
 });
