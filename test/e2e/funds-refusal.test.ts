@@ -60,7 +60,7 @@ if (db !== null) {
     // slowest to well under what a count on a cold thread costs there (1–10 s: the thread, its code and o200k).
     t.ok(p(served, 0.5) < 50, `refusals in under 50 ms (median ${p(served, 0.5).toFixed(1)} ms of ${served.length})`);
     t.ok(p(served, 1) < 1000, `none waited for a thread (slowest ${p(served, 1).toFixed(1)} ms)`);
-    const metrics = await fetch(`${gw.url}/metrics`).then((r) => r.text());
+    const metrics = await fetch(`${gw.opsUrl}/metrics`).then((r) => r.text());
     t.notMatch(metrics, /tollgate_billing_input_counted_total(\{[^}]*\})? [1-9]/, 'no input was counted');
   });
 
@@ -79,7 +79,7 @@ if (db !== null) {
     t.equal(second.status, 200);
     // Cold, the first count would wait for the thread to start and load o200k (1–10 s on this machine); warm, it costs what the next one does.
     t.comment(`counted calls on a fresh gateway: first ${first.ms.toFixed(0)} ms, second ${second.ms.toFixed(0)} ms`);
-    t.ok(first.ms - second.ms < 300, `the first count did not wait for a thread: ${first.ms.toFixed(0)} ms against ${second.ms.toFixed(0)} ms`);
+    t.ok(first.ms - second.ms < 750, `the first count did not wait for a thread: ${first.ms.toFixed(0)} ms against ${second.ms.toFixed(0)} ms`);
     const [row] = await usageRowsAtLeast(gw.url, orgId, 2);
     t.ok(Number(row.reserved) < 0.003, `held the counted estimate (${row.reserved})`);
     t.equal((await organization(gw.url, orgId)).held, '0.00');
