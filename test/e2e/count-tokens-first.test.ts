@@ -25,7 +25,7 @@ t.test('issue 34 item 9: the first count_tokens after /readyz is answered withou
   const rid = r.headers.get('x-request-id');
   // The gateway's own time for the call (its request log line), so the client's scheduling on a loaded machine does not count.
   const line = await gw.waitForLog((l) => l.msg === 'request' && l.rid === rid);
-  // Loading the tokenizer cost 1.78 s; a loaded shared CI machine can add a few hundred ms of scheduling and first-run JIT.
-  t.ok(line.ms < 500, `the first count took ${line.ms} ms at the gateway (${Math.round(clientMs)} ms at the client; ready ${Math.round(readyAfterMs)} ms after listening)`);
+  // The issue's bound. Warm, the first count takes ~8 ms at the gateway on a loaded 2-core CI machine; cold it took 1.78 s.
+  t.ok(line.ms < 100, `the first count took ${line.ms} ms at the gateway (${Math.round(clientMs)} ms at the client; ready ${Math.round(readyAfterMs)} ms after listening)`);
   t.ok(gw.logs.some((l) => l.msg === 'pool warm'), 'the worker logged its warm pool');
 });
