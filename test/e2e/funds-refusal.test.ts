@@ -60,7 +60,9 @@ if (db !== null) {
     // slowest to well under what a count on a cold thread costs there (1–10 s: the thread, its code and o200k).
     t.ok(p(served, 0.5) < 50, `refusals in under 50 ms (median ${p(served, 0.5).toFixed(1)} ms of ${served.length})`);
     t.ok(p(served, 1) < 1000, `none waited for a thread (slowest ${p(served, 1).toFixed(1)} ms)`);
-    const metrics = await fetch(`${gw.opsUrl}/metrics`).then((r) => r.text());
+    const scrape = await fetch(`${gw.opsUrl}/metrics`);
+    t.equal(scrape.status, 200, 'the operator listener serves /metrics');
+    const metrics = await scrape.text();
     t.notMatch(metrics, /tollgate_billing_input_counted_total(\{[^}]*\})? [1-9]/, 'no input was counted');
   });
 
