@@ -65,7 +65,17 @@ if (db !== null && topo !== null) {
     t.ok(true, `primary :${oldPort} killed; the sentinels promoted the replica :${await topo.primaryPort()} after ${promotedMs} ms`);
     // Calls go on: an answered call started after the promotion, on each instance.
     const promotedAt = killedAt + promotedMs;
-    await eventually('calls answered again after the promotion', async () => results.some((r) => r.at > promotedAt && r.outcome === 'ok'), 15_000);
+    await eventually('calls answered again after the promotion', async () => results.some((r) => r.at > promotedAt && r.outcome === 'ok'), 15_000).catch((err) => {
+      // What the calls and the instances said meanwhile, for whoever reads a failed run.
+      const since = results.filter((r) => r.at > killedAt);
+      const seen = new Map<string, number>();
+      for (const r of since) seen.set(`${r.gw}:${r.outcome}:${r.status}`, (seen.get(`${r.gw}:${r.outcome}:${r.status}`) ?? 0) + 1);
+      t.comment(`calls since the kill (instance:outcome:status × n): ${[...seen].map(([k, n]) => `${k} × ${n}`).join(', ')}`);
+      for (const [i, gw] of gateways.entries()) {
+        for (const l of gw.logs.filter((l) => l.level >= 40 && l.time >= killedAt).slice(-15)) t.comment(`instance ${i}: ${JSON.stringify(l)}`);
+      }
+      throw err;
+    });
     await sleep(3000);
     running = false;
     await Promise.all(loops);
