@@ -74,7 +74,8 @@ export const TEXT = {
     stale: 'Каталог моделей сейчас недоступен, поэтому модели не показаны. Попробуйте через минуту.',
     empty: 'Модели пока не опубликованы.',
     modality: { text_generation: 'текст', embeddings: 'эмбеддинги', image_generation: 'изображения' } as Record<string, string>,
-    protocol: { chat_completions: 'Chat completions', responses: 'Responses', native_messages: 'Messages', embeddings: 'Embeddings', images: 'Images' } as Record<string, string>,
+    // The console's names for the same protocols (web/src/i18n.ts), so a usage row reads as the card did.
+    protocol: { chat_completions: 'Завершения чата', responses: 'Ответы', native_messages: 'Сообщения', embeddings: 'Эмбеддинги', images: 'Изображения' } as Record<string, string>,
   },
 } as const;
 

@@ -1,7 +1,9 @@
 // The consoles for people (issue 35) in a real browser against a real
 // gateway: Russian chosen by ?lang, by the remembered choice and by
 // Accept-Language; money in the account currency; a key created from the form
-// with a scope chosen by model name, an expiry and a quota; the spend chart's
+// with a scope chosen by model name, an expiry and a quota; each model's
+// prices (input, cached input, output, per image) where it is chosen; usage
+// rows and the operator's catalog naming surfaces, not their codes; the spend chart's
 // axes and zero days; no error in the browser's console on any page load, nor
 // on one with a session cookie that no longer signs in; on a phone
 // every key's actions in sight without scrolling sideways. Screenshots of
@@ -119,8 +121,7 @@ if (chromiumPath() === null) {
     const until = new Date(Date.now() + 30 * 86_400_000).toISOString().slice(0, 10);
     await page.getByLabel('Name', { exact: true }).fill('scoped key');
     await page.locator('#new-key-model-nw-swift-1').check();
-    t.match(await page.locator('label[for=new-key-model-nw-swift-1]').innerText(), /in 0\.15 · out 0\.60 [A-Z]{3} per 1M tokens/, 'issue 34 item 3: the price beside the model where it is chosen');
-    t.match(await page.locator('label[for=new-key-model-au-canvas-1]').innerText(), /0\.04 [A-Z]{3} per image/);
+    t.match(await page.locator('label[for=new-key-model-nw-swift-1]').innerText(), /in 0\.15 · cached in 0\.075 · out 0\.60 EUR per 1M tokens/, 'issue 34 item 3: the price beside the model where it is chosen');
     await page.locator('#new-key-expires').fill(until);
     await page.getByLabel('Requests per minute (optional)').fill('30');
     t.match(await page.locator('form[aria-labelledby=create-title]').innerText(), /the organization's applies to all its keys together: [\d,]+\/s · [\d,]+\/min/, 'the form says which quotas apply');
@@ -146,6 +147,84 @@ if (chromiumPath() === null) {
     t.match(await page.locator('dl.facts').innerText(), /Quota\s+45\/min/, "the key's page shows its quota");
     t.same(errors, [], 'no errors in the browser console');
     await context.close();
+  });
+
+  t.test('issue 34 item 3: the key form shows input, cached-input and output prices, and per-image prices, in English and Russian', async (t) => {
+    const want = {
+      en: {
+        'nw-swift-1': 'in 0.15 · cached in 0.075 · out 0.60 EUR per 1M tokens',
+        'ks-quill-1': 'in 3.00 · cached in 0.30 · out 15.00 EUR per 1M tokens',
+        'nw-embed-1': 'in 0.02 EUR per 1M tokens',
+        'au-canvas-1': '0.04 EUR per image',
+      },
+      ru: {
+        'nw-swift-1': 'ввод 0,15 · ввод из кэша 0,075 · вывод 0,60 EUR за 1 млн токенов',
+        'ks-quill-1': 'ввод 3,00 · ввод из кэша 0,30 · вывод 15,00 EUR за 1 млн токенов',
+        'nw-embed-1': 'ввод 0,02 EUR за 1 млн токенов',
+        'au-canvas-1': '0,04 EUR за изображение',
+      },
+    };
+    for (const lang of ['en', 'ru'] as const) {
+      const context = await newContext(chrome.browser, gw.url);
+      const page = await context.newPage();
+      await signIn(page, lang, 'ann');
+      await page.goto(`${gw.url}/console?lang=${lang}#/keys`);
+      await page.locator('#new-key-model-nw-swift-1').waitFor();
+      for (const [model, price] of Object.entries(want[lang])) {
+        t.equal(await page.locator(`label[for=new-key-model-${model}] .price`).innerText(), price, `${lang}: ${model}`);
+      }
+      await context.close();
+    }
+  });
+
+  t.test('issue 34 item 7: usage rows and the operator\'s catalog name surfaces and protocols; the codes only in titles', async (t) => {
+    // A Messages call beside the setup's chat call, its usage row awaited through the API.
+    const r = await fetch(`${gw.url}/v1/messages`, {
+      method: 'POST',
+      headers: { 'x-api-key': acme.key, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'ks-quill-1', max_tokens: 16, messages: [{ role: 'user', content: 'hello' }] }),
+    });
+    t.equal(r.status, 200, 'the Messages call is served');
+    await r.arrayBuffer();
+    const surfaces = async () => ((await console_(gw.url, 'GET', `/organizations/${acme.orgId}/usage?limit=100`)).data as any[]).map((u) => u.surface);
+    for (let i = 0; !(await surfaces()).includes('native_messages'); i++) {
+      if (i === 100) throw new Error('the Messages call has no usage row after 10 s');
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    const CODES = /chat_completions|native_messages|openai-compatible|anthropic-compatible/;
+    const names = {
+      en: { chat_completions: 'Chat completions', native_messages: 'Messages', responses: 'Responses', embeddings: 'Embeddings', images: 'Images', completed: 'completed' },
+      ru: { chat_completions: 'Завершения чата', native_messages: 'Сообщения', responses: 'Ответы', embeddings: 'Эмбеддинги', images: 'Изображения', completed: 'выполнен' },
+    };
+    for (const lang of ['en', 'ru'] as const) {
+      const context = await newContext(chrome.browser, gw.url);
+      const page = await context.newPage();
+      await signIn(page, lang, 'ann');
+      await page.goto(`${gw.url}/console?lang=${lang}#/usage`);
+      const usage = page.locator('section[aria-labelledby=usage-title]');
+      await usage.locator('table').waitFor();
+      for (const [model, surface] of [['nw-swift-1', 'chat_completions'], ['ks-quill-1', 'native_messages']] as const) {
+        const row = usage.locator('tbody tr', { hasText: model }).first();
+        const cell = row.locator('td').nth(3);
+        t.equal(await cell.innerText(), names[lang][surface], `${lang}: the ${model} row names its surface`);
+        t.equal(await cell.locator('span').getAttribute('title'), surface, `${lang}: the code on hover`);
+        t.equal(await row.locator('td').nth(7).innerText(), names[lang].completed, `${lang}: the outcome in the page's language`);
+      }
+      t.notMatch(await usage.innerText(), CODES, `${lang}: no code among the usage rows`);
+      await context.close();
+
+      const op = await newContext(chrome.browser, gw.url);
+      const catalog = await op.newPage();
+      await signIn(catalog, lang, 'operator');
+      await catalog.goto(`${gw.url}/console?lang=${lang}#/catalog`);
+      const routes = catalog.locator('#main table').first();
+      await routes.waitFor();
+      const protocols = await routes.locator('tbody td:nth-child(2)').evaluateAll((els) => els.map((e) => [e.textContent, e.querySelector('span')?.getAttribute('title')]));
+      t.ok(protocols.length >= 5, `${lang}: a row per route`);
+      for (const [text, code] of protocols) t.equal(text, (names[lang] as Record<string, string>)[code ?? ''], `${lang}: route protocol ${code} shows as “${text}”`);
+      t.notMatch(await catalog.locator('#main').innerText(), CODES, `${lang}: no protocol code among the operator's catalog`);
+      await op.close();
+    }
   });
 
   t.test('a session cookie that no longer signs in: sign-in on page load, no error in the browser console', async (t) => {

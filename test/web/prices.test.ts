@@ -1,6 +1,7 @@
 // The catalog page shows each model's price where a person chooses a model,
 // in the account currency, in both languages, with Russian plurals by rule
-// (issue 34 item 3; issue 35's "16 384 токена").
+// (issue 34 item 3; issue 35's "16 384 токена"), and names its protocols in
+// the reader's language (issue 34 item 7).
 import t from 'tap';
 import { startGateway, type Gateway } from '../helpers/gateway.js';
 
@@ -37,4 +38,10 @@ t.test('issue 35: Russian plurals by rule on the catalog page', async (t) => {
   t.match(await cardText('ru', 'ks-quill-1'), /Максимум ответа 16\s384 токена /, '16 384 токена, not токенов');
   t.match(await cardText('ru', 'nw-swift-1'), /Контекстное окно 128\s000 токенов /);
   t.match(await cardText('en', 'ks-quill-1'), 'Max output 16,384 tokens ');
+});
+
+t.test('issue 34 item 7: the catalog page names protocols in the reader\'s language, as the console does', async (t) => {
+  t.match(await cardText('en', 'nw-swift-1'), 'Protocols Chat completions, Responses ');
+  t.match(await cardText('ru', 'nw-swift-1'), 'Протоколы Завершения чата, Ответы ');
+  t.match(await cardText('ru', 'ks-quill-1'), 'Протоколы Сообщения ');
 });

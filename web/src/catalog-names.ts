@@ -12,16 +12,24 @@ namespace catalogNames {
 
   let loaded: Promise<Names> | null = null;
 
-  /** The list's `pricing` (decimal strings in the account currency) as one line in the page's language. */
+  /**
+   * The list's `pricing` (decimal strings in the account currency) as one line
+   * in the page's language, as the catalog page writes it: per million input,
+   * cached input and output tokens, then per image; only what the model charges.
+   */
   function priceText(p: any): string {
     if (p === null || typeof p !== 'object') return '';
     const num = (v: unknown) => (i18n.lang === 'ru' ? String(v).replace('.', ',') : String(v));
     const cur = money.currency();
-    if (typeof p.per_image === 'string') return i18n.t.priceImage(num(p.per_image), cur);
+    const tokens = ([
+      [i18n.t.priceIn, p.input_per_mtok],
+      [i18n.t.priceCached, p.cached_input_per_mtok],
+      [i18n.t.priceOut, p.output_per_mtok],
+    ] as const).filter(([, v]) => typeof v === 'string');
     const parts: string[] = [];
-    if (typeof p.input_per_mtok === 'string') parts.push(`${i18n.t.priceIn} ${num(p.input_per_mtok)}`);
-    if (typeof p.output_per_mtok === 'string') parts.push(`${i18n.t.priceOut} ${num(p.output_per_mtok)}`);
-    return parts.length === 0 ? '' : i18n.t.priceTokens(parts.join(' · '), cur);
+    if (tokens.length > 0) parts.push(i18n.t.priceTokens(tokens.map(([label, v]) => `${label} ${num(v)}`).join(' · '), cur));
+    if (typeof p.per_image === 'string') parts.push(i18n.t.priceImage(num(p.per_image), cur));
+    return parts.join('; ');
   }
 
   export function get(): Promise<Names> {

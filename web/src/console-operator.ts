@@ -112,12 +112,13 @@ namespace operatorView {
   export async function catalog(main: HTMLElement): Promise<void> {
     const c = await api.call('GET', '/catalog');
     const rows: ui.Child[][] = [];
-    for (const m of c.models) for (const r of m.routes) rows.push([m.id, r.protocol, r.supplier, r.wire_protocol, r.upstream_model, String(r.priority), r.circuit]);
+    const named = i18n.named;
+    for (const m of c.models) for (const r of m.routes) rows.push([m.id, named(t.protocol, r.protocol), r.supplier, named(t.wireProtocol, r.wire_protocol), r.upstream_model, String(r.priority), named(t.circuit, r.circuit)]);
     main.replaceChildren(
       h('h1', {}, t.catalogRevision(c.revision, c.stale)),
       h('section', { class: 'panel' }, h('h2', {}, t.routes), views.table(t.routesCols, rows, t.routes)),
       h('section', { class: 'panel' }, h('h2', {}, t.suppliers),
-        views.table(t.suppliersCols, c.suppliers.map((s: any) => [s.name, s.wire_protocol, s.base_url, s.protocols.join(', '), s.credential_env ?? t.none]), t.suppliers)),
+        views.table(t.suppliersCols, c.suppliers.map((s: any) => [s.name, named(t.wireProtocol, s.wire_protocol), s.base_url, named(t.protocol, s.protocols), s.credential_env ?? t.none]), t.suppliers)),
     );
   }
 }

@@ -56,11 +56,11 @@ namespace usageView {
         h('time', { datetime: r.finished_at, title: r.finished_at }, i18n.dateTime(r.finished_at)),
         keyName.get(r.key_id) ?? r.key_id.slice(0, 8),
         names.modelName(r.model_id),
-        r.surface,
+        i18n.named(t.protocol, r.surface),
         i18n.int(r.input_tokens),
         i18n.int(r.output_tokens),
         money.el(r.charged),
-        r.outcome,
+        i18n.named(t.outcomeName, r.outcome),
       ]);
       main.replaceChildren(
         ...heading(),

@@ -2,8 +2,9 @@
 // language the way the catalog page does (?lang=, the remembered choice,
 // Accept-Language) and writes it in <html lang>; every screen reads its words
 // from here. `ru` is typed as `en`, so a word missing in one language does
-// not compile. Product and protocol names (Tollgate, chat_completions, …) are
-// kept as written everywhere.
+// not compile. The API's codes (chat_completions, openai-compatible, …) are
+// never the visible words: `named()` shows their names and keeps the code in
+// the title for an operator.
 namespace i18n {
   type Plural = Partial<Record<Intl.LDMLPluralRule, string>> & { other: string };
 
@@ -60,6 +61,13 @@ namespace i18n {
     priceOut: 'out',
     priceTokens: (parts: string, cur: string) => `${parts} ${cur} per 1M tokens`,
     priceImage: (v: string, cur: string) => `${v} ${cur} per image`,
+    // Issue 34 items 3 and 7: the cached-input price, and names for the API's codes
+    // (protocols named as the catalog page names them, src/web/landing-text.ts).
+    priceCached: 'cached in',
+    protocol: { chat_completions: 'Chat completions', responses: 'Responses', native_messages: 'Messages', embeddings: 'Embeddings', images: 'Images' } as Record<string, string>,
+    wireProtocol: { 'openai-compatible': 'OpenAI-compatible', 'anthropic-compatible': 'Anthropic-compatible' } as Record<string, string>,
+    outcomeName: { completed: 'completed', incomplete: 'incomplete', failed: 'failed', cancelled: 'cancelled' } as Record<string, string>,
+    circuit: { closed: 'closed', open: 'open' } as Record<string, string>,
     expiresOn: 'Expires at the end of (UTC, optional)',
     never: 'never',
     keyQuotas: (q: string) => `A key may have a limit of its own; the organization's applies to all its keys together: ${q}.`,
@@ -216,6 +224,12 @@ namespace i18n {
     priceOut: 'вывод',
     priceTokens: (parts: string, cur: string) => `${parts} ${cur} за 1 млн токенов`,
     priceImage: (v: string, cur: string) => `${v} ${cur} за изображение`,
+    priceCached: 'ввод из кэша',
+    protocol: { chat_completions: 'Завершения чата', responses: 'Ответы', native_messages: 'Сообщения', embeddings: 'Эмбеддинги', images: 'Изображения' },
+    wireProtocol: { 'openai-compatible': 'совместимый с OpenAI', 'anthropic-compatible': 'совместимый с Anthropic' },
+    outcomeName: { completed: 'выполнен', incomplete: 'выполнен не полностью', failed: 'сбой', cancelled: 'отменён' },
+    // A circuit that lets calls through is closed (замкнут), as an electric one.
+    circuit: { closed: 'замкнут', open: 'разомкнут' },
     expiresOn: 'Действует до конца дня (UTC, необязательно)',
     never: 'бессрочно',
     keyQuotas: (q) => `У ключа может быть свой лимит; лимит организации действует на все её ключи вместе: ${q}.`,
@@ -342,6 +356,16 @@ namespace i18n {
   export function plural(n: number, forms: Plural): string {
     const form = forms[rules.select(n)] ?? forms.other;
     return form.replace('#', n.toLocaleString(locale));
+  }
+
+  /**
+   * The names people read for one or more of the API's codes (a surface, a
+   * wire protocol, an outcome), the codes in the title for an operator who
+   * needs them; a code with no name yet shows as itself.
+   */
+  export function named(names: Record<string, string>, codes: string | string[]): HTMLElement {
+    const list = Array.isArray(codes) ? codes : [codes];
+    return ui.h('span', { class: 'named', title: list.join(', ') }, list.map((c) => names[c] ?? c).join(', '));
   }
 
   export function int(n: number): string {
