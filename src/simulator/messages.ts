@@ -1,10 +1,11 @@
 // Anthropic Messages: POST /{instance}/v1/messages.
 import {
-  contentText, declaresTool, isRecord, nextId, plan, TOOL_FRAGMENTS_JSON, type Json, type Plan,
+  contentText, declaresTool, isRecord, nextId, plan, TOOL_ARGUMENTS, TOOL_FRAGMENTS_JSON, type Json, type Plan,
 } from './common.js';
 import { parseDirectives } from './directives.js';
 import type { Exchange } from './exchange.js';
 import { eventPrefix, startStream, type StreamSource } from './sse.js';
+import { structuredAnswer, tokenPieces } from './structured.js';
 import { countInput } from './tokens.js';
 import { answerJson, DEFAULT_WORDS, wordChunkJson } from './words.js';
 
@@ -20,7 +21,36 @@ function toolName(t: Json): unknown {
 }
 
 function stopReason(p: Plan): string {
-  return p.tool !== null ? 'tool_use' : p.cut ? 'max_tokens' : 'end_turn';
+  return p.cut ? 'max_tokens' : p.tool !== null ? 'tool_use' : 'end_turn';
+}
+
+/** A tool call's input: its JSON text, and the same cut into streamed fragments (JSON string literals, one per output token). */
+interface ToolInput {
+  readonly json: string;
+  readonly fragments: readonly string[];
+}
+
+/** What [sim:tool=NAME] calls a tool with. */
+const SIM_INPUT: ToolInput = { json: TOOL_ARGUMENTS, fragments: TOOL_FRAGMENTS_JSON };
+
+/**
+ * The tool a request forces, as Anthropic's API does: `tool_choice: {type:
+ * "tool", name}` that tool, `{type: "any"}` the first one declared. One call
+ * of it, its input JSON that conforms to the tool's input_schema
+ * (structured.ts). This is how clients ask messages for structured output
+ * (LangChain's withStructuredOutput, the AI SDK's json tool); null when no
+ * declared tool is forced.
+ */
+function forcedTool(req: Json): { name: string; input: ToolInput } | null {
+  const choice = req.tool_choice;
+  if (!isRecord(choice) || !Array.isArray(req.tools)) return null;
+  const tools = (req.tools as unknown[]).filter(isRecord);
+  const declared = choice.type === 'tool' ? tools.find((t) => t.name === choice.name) : choice.type === 'any' ? tools[0] : undefined;
+  if (declared === undefined || typeof declared.name !== 'string') return null;
+  const answer = structuredAnswer({ type: 'json_schema', schema: declared.input_schema });
+  // A tool's input is an object, whatever the schema says.
+  const json = answer !== null && answer.startsWith('{') ? answer : '{}';
+  return { name: declared.name, input: { json, fragments: tokenPieces(json).map((f) => JSON.stringify(f)) } };
 }
 
 function usageJson(input: number, output: number): string {
@@ -64,15 +94,21 @@ export function handleMessages(ex: Exchange, req: Json): void {
   if (d.tool !== null && !declaresTool(req.tools, d.tool, toolName)) {
     return ex.fail(400, `tool '${d.tool}' is not declared in tools`);
   }
-  const p = plan(d.tool, d.words >= 0 ? d.words : DEFAULT_WORDS, maxTokens);
+  const forced = d.tool === null ? forcedTool(req) : null;
+  const toolInput = forced === null ? SIM_INPUT : forced.input;
+  const pieces = toolInput.fragments.length;
+  // A forced call's input is cut by max_tokens as text is (a unary one is then {}).
+  const p: Plan = forced === null
+    ? plan(d.tool, d.words >= 0 ? d.words : DEFAULT_WORDS, maxTokens)
+    : { tool: forced.name, chunks: Math.min(pieces, maxTokens), cut: pieces > maxTokens, pieces: null };
   const input = countInput(texts, texts.length);
   const id = nextId('msg_');
   const modelJson = JSON.stringify(model);
-  if (ex.stream) return startStream(ex, new MessagesStream(id, modelJson, p, input, d.noUsage), d);
+  if (ex.stream) return startStream(ex, new MessagesStream(id, modelJson, p, toolInput, input, d.noUsage), d);
   const block =
     p.tool === null
       ? `{"type":"text","text":${answerJson(p.chunks)}}`
-      : `{"type":"tool_use","id":"${nextId('toolu_')}","name":${JSON.stringify(p.tool)},"input":{"sim":true}}`;
+      : `{"type":"tool_use","id":"${nextId('toolu_')}","name":${JSON.stringify(p.tool)},"input":${p.cut ? '{}' : toolInput.json}}`;
   const usage = d.noUsage ? '' : `,"usage":${usageJson(input, p.chunks)}`;
   ex.answer(
     `{"id":"${id}","type":"message","role":"assistant","model":${modelJson},"content":[${block}],"stop_reason":"${stopReason(p)}","stop_sequence":null${usage}}`,
@@ -87,6 +123,7 @@ class MessagesStream implements StreamSource {
     private readonly id: string,
     private readonly modelJson: string,
     private readonly p: Plan,
+    private readonly toolInput: ToolInput,
     private readonly input: number,
     private readonly noUsage: boolean,
   ) {
@@ -110,7 +147,7 @@ class MessagesStream implements StreamSource {
   chunk(i: number): string {
     return this.p.tool === null
       ? `${TEXT_DELTA}${wordChunkJson(i)}}}\n\n`
-      : `${JSON_DELTA}${TOOL_FRAGMENTS_JSON[i] as string}}}\n\n`;
+      : `${JSON_DELTA}${this.toolInput.fragments[i] as string}}}\n\n`;
   }
 
   tail(): string {

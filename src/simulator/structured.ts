@@ -1,5 +1,6 @@
 // Structured output: a request whose response_format (chat) or text.format
-// (responses) carries a JSON schema is answered by JSON that conforms to it,
+// (responses) carries a JSON schema, or whose tool_choice forces a tool
+// (messages: the input_schema), is answered by JSON that conforms to it,
 // the same for the same schema, so a client's generateObject, .parse() or
 // schema validation works against the demo. The schema subset clients emit
 // (zod, pydantic): object, array, string (enum, const, format, minLength),

@@ -25,6 +25,13 @@ export const serviceTier = nullable({ enum: ['auto', 'default', 'flex', 'scale',
 /** Only false: the gateway keeps nothing and asks its suppliers to keep nothing; true is refused by name. */
 export const onlyFalse = nullable({ const: false, 'x-rule': 'must be false: Tollgate keeps nothing, runs nothing after the call, and asks its suppliers to keep nothing' });
 
+/**
+ * A member of the protocol's current API refused by name, with the promise
+ * carrying it would break (docs/api says the same per surface): the
+ * refusal's message is "`member` is not accepted: <why>."
+ */
+export const refusedBecause = (why: string) => ({ not: {}, 'x-rule': `is not accepted: ${why}` });
+
 /** Alternatives per output token a client may ask for (OpenAI's range). */
 export const topLogprobs = nullable(integer(0, 20));
 

@@ -3,7 +3,8 @@
 // OpenAI Agents SDK (@openai/agents, responses and chat completions
 // models), unchanged, against a real gateway with the simulator as the
 // suppliers: invoke and stream, tools (bindTools with parallel_tool_calls),
-// structured output, embeddings, error classes.
+// structured output (on messages, ChatAnthropic's forced tool), embeddings,
+// error classes (the Agents SDK's: the openai client's, let through).
 import { createRequire } from 'node:module';
 import { Agent, OpenAIChatCompletionsModel, OpenAIResponsesModel, Runner, setTracingDisabled, tool } from '@openai/agents';
 import OpenAI from 'openai';
@@ -56,13 +57,15 @@ if (gw !== null) {
       t.match(second.text, /^the quick/);
     });
 
-    if (name !== 'ChatAnthropic') {
-      t.test(`${name}: withStructuredOutput (item 9)`, async (t) => {
-        const recipe = await (model as ChatOpenAI).withStructuredOutput(Recipe, { method: 'jsonSchema', strict: true }).invoke('A recipe');
-        t.equal(typeof recipe.title, 'string');
-        t.ok(recipe.minutes >= 1);
-      });
-    }
+    // OpenAI's: a JSON schema (response_format, text.format). ChatAnthropic's default: a forced tool whose
+    // input_schema is the schema (its "jsonSchema" method sends output_config, which messages does not carry: docs/api/messages.md).
+    t.test(`${name}: withStructuredOutput (item 9)`, async (t) => {
+      const structured = name === 'ChatAnthropic' ? model.withStructuredOutput(Recipe) : (model as ChatOpenAI).withStructuredOutput(Recipe, { method: 'jsonSchema', strict: true });
+      const recipe = await structured.invoke('A recipe');
+      t.equal(typeof recipe.title, 'string');
+      t.ok(Number.isInteger(recipe.minutes) && recipe.minutes >= 1);
+      t.ok(Array.isArray(recipe.steps));
+    });
   }
 
   t.test('OpenAIEmbeddings (base64 through the openai client) with dimensions (item 6)', async (t) => {
@@ -105,6 +108,32 @@ if (gw !== null) {
       const typed = new Agent({ name: 'o', model, outputType: Recipe });
       const out = await runner.run(typed, 'A recipe');
       t.equal(typeof out.finalOutput!.title, 'string');
+    });
+  }
+
+  // The Agents SDK lets the model client's errors through: openai's classes, with the gateway's status, param and message.
+  const badClient = new OpenAI({ apiKey: 'tg_nope', baseURL: `${gw.url}/v1`, maxRetries: 0 });
+  const refusals = [
+    // The responses model sends a runner's conversationId as `conversation`; the chat completions model sends modelSettings.store.
+    ['Agents SDK (responses)', new OpenAIResponsesModel(badClient, 'swift'), new OpenAIResponsesModel(openaiClient, 'swift'), {}, { conversationId: 'conv_1' },
+      'conversation', /^400 `conversation` is not accepted: it names a conversation stored in the supplier account/],
+    ['Agents SDK (chat completions)', new OpenAIChatCompletionsModel(badClient, 'swift'), new OpenAIChatCompletionsModel(openaiClient, 'swift'), { store: true }, {},
+      'store', /^400 `store` must be false: Tollgate keeps nothing/],
+  ] as const;
+  for (const [name, badModel, model, modelSettings, runOptions, param, message] of refusals) {
+    t.test(`${name}: error classes: a bad key, a member refused by name (its message), unary and streamed`, async (t) => {
+      const unauthorized = await runner.run(new Agent({ name: 'k', model: badModel }), 'Hi').catch((e) => e);
+      t.ok(unauthorized instanceof OpenAI.AuthenticationError, `AuthenticationError: ${unauthorized}`);
+      t.same([unauthorized.status, unauthorized.message], [401, '401 The request did not present a valid API key.']);
+      const agent = new Agent({ name: 'r', model, modelSettings });
+      const refused = await runner.run(agent, 'Hi', runOptions).catch((e) => e);
+      t.ok(refused instanceof OpenAI.BadRequestError, `BadRequestError: ${refused}`);
+      t.equal(refused.param, param);
+      t.match(refused.message, message);
+      const streamed = await runner.run(agent, 'Hi', { ...runOptions, stream: true });
+      const streamedError = await streamed.completed.then(() => null, (e) => e);
+      t.ok(streamedError instanceof OpenAI.BadRequestError, `streamed: ${streamedError}`);
+      t.match(streamedError?.message, message);
     });
   }
 }

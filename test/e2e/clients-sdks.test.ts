@@ -3,8 +3,10 @@
 // @anthropic-ai/sdk 1.12), unchanged, on every surface they speak, against a
 // real gateway over real HTTP with the simulator as the suppliers: the
 // responses stream helper (item 2), structured output with .parse() (item
-// 9), members clients send (items 3–6), models list and retrieve (item 7),
-// request-id (item 8), embeddings as base64, images, error classes.
+// 9) and, on messages, with a forced tool, members clients send (items 3–6),
+// tools round trips on chat, responses and messages, models list and
+// retrieve (item 7), request-id (item 8), embeddings as base64, images,
+// error classes.
 import Anthropic from '@anthropic-ai/sdk';
 import AnthropicOld from 'anthropic-sdk-1-12';
 import OpenAI from 'openai';
@@ -90,6 +92,29 @@ if (gw !== null) {
       t.equal(refused.param, 'modalities');
     });
 
+    t.test(`${version}: a chat tools round trip: tool call → tool message → final answer, unary and stream`, async (t) => {
+      const tools: OpenAI.Chat.ChatCompletionTool[] = [{ type: 'function', function: { name: 'get_weather', description: 'Weather', parameters: weather } }];
+      const ask: OpenAI.Chat.ChatCompletionMessageParam = { role: 'user', content: 'Weather in Oslo? [sim:tool=get_weather]' };
+      const first = await client.chat.completions.create({ model: 'swift', tools, tool_choice: 'auto', messages: [ask] });
+      t.equal(first.choices[0]!.finish_reason, 'tool_calls');
+      const assistant = first.choices[0]!.message;
+      const call = assistant.tool_calls![0]! as OpenAI.Chat.ChatCompletionMessageFunctionToolCall;
+      t.same([call.function.name, JSON.parse(call.function.arguments)], ['get_weather', { sim: true }]);
+      // The simulator reads its directives from the last user turn (a real model answers once the tool's result is in): the
+      // replayed turns are the ones the client got back, the question asks for three words this time.
+      const answer = (question: string): OpenAI.Chat.ChatCompletionMessageParam[] => [
+        { role: 'user', content: question }, assistant, { role: 'tool', tool_call_id: call.id, content: '{"celsius":3}' },
+      ];
+      const second = await client.chat.completions.create({ model: 'swift', tools, messages: answer('Weather in Oslo? [sim:words=3]') });
+      t.same([second.choices[0]!.finish_reason, second.choices[0]!.message.content], ['stop', 'the quick brown']);
+      // Streamed: the helper assembles the call from its argument deltas, and the answer after the tool message.
+      const streamedCall = (await client.chat.completions.stream({ model: 'swift', tools, messages: [ask] }).finalChatCompletion()).choices[0]!.message;
+      const streamedFunction = (streamedCall.tool_calls![0]! as OpenAI.Chat.ChatCompletionMessageFunctionToolCall).function;
+      t.same([streamedFunction.name, streamedFunction.arguments], ['get_weather', call.function.arguments]);
+      const streamedAnswer = await client.chat.completions.stream({ model: 'swift', tools, messages: answer('Weather in Oslo? [sim:words=4]') }).finalContent();
+      t.equal(streamedAnswer, 'the quick brown fox');
+    });
+
     t.test(`${version}: embeddings (the SDK asks base64) with dimensions, images with response_format (items 5, 6)`, async (t) => {
       const e = await client.embeddings.create({ model: 'embed', input: ['hello', 'world'], dimensions: 64, user: 'u' });
       t.same([e.data.length, e.data[0]!.embedding.length], [2, 64]);
@@ -136,6 +161,44 @@ if (gw !== null) {
       t.match(msg._request_id, /^req_[0-9a-f]{32}$/);
       const stream = client.messages.stream({ model: 'quill', max_tokens: 16, messages: [{ role: 'user', content: 'Hi [sim:words=3]' }] });
       t.equal((await stream.finalText()), 'the quick brown');
+    });
+
+    t.test(`${version}: a tools round trip: tool_use → tool_result → final text, unary and stream`, async (t) => {
+      const tools: Anthropic.Tool[] = [{ name: 'get_weather', description: 'Weather', input_schema: weather as Anthropic.Tool.InputSchema }];
+      const ask: Anthropic.MessageParam = { role: 'user', content: 'Weather in Oslo? [sim:tool=get_weather]' };
+      const first = await client.messages.create({ model: 'quill', max_tokens: 64, tools, messages: [ask] });
+      t.equal(first.stop_reason, 'tool_use');
+      const use = first.content.find((b): b is Anthropic.ToolUseBlock => b.type === 'tool_use')!;
+      t.same([use.name, use.input], ['get_weather', { sim: true }]);
+      // The result goes back in a user turn, as Anthropic's API has it; with no directive there the simulator answers its default eight words.
+      const turns: Anthropic.MessageParam[] = [ask, { role: 'assistant', content: first.content }, { role: 'user', content: [{ type: 'tool_result', tool_use_id: use.id, content: '{"celsius":3}' }] }];
+      const second = await client.messages.create({ model: 'quill', max_tokens: 64, tools, messages: turns });
+      t.same([second.stop_reason, second.content], ['end_turn', [{ type: 'text', text: 'the quick brown fox over lazy dog river' }]]);
+      // Streamed: the helper assembles the input from input_json_delta fragments, then the text after the result.
+      const streamedUse = (await client.messages.stream({ model: 'quill', max_tokens: 64, tools, messages: [ask] }).finalMessage()).content[0] as Anthropic.ToolUseBlock;
+      t.same([streamedUse.type, streamedUse.name, streamedUse.input], ['tool_use', 'get_weather', { sim: true }]);
+      t.equal(await client.messages.stream({ model: 'quill', max_tokens: 64, tools, messages: turns }).finalText(), 'the quick brown fox over lazy dog river');
+    });
+
+    t.test(`${version}: structured output on messages: a forced tool is carried, output_config is not (spec)`, async (t) => {
+      const ask = {
+        model: 'quill', max_tokens: 256, messages: [{ role: 'user' as const, content: 'A recipe' }],
+        tools: [{ name: 'recipe', description: 'The recipe', input_schema: recipe as Anthropic.Tool.InputSchema }], tool_choice: { type: 'tool' as const, name: 'recipe' },
+      };
+      const unary = await client.messages.create(ask);
+      const use = unary.content[0] as Anthropic.ToolUseBlock;
+      t.same([unary.stop_reason, use.type, use.name], ['tool_use', 'tool_use', 'recipe']);
+      const value = use.input as any;
+      t.same(Object.keys(value).sort(), ['minutes', 'steps', 'title']);
+      t.ok(typeof value.title === 'string' && Number.isInteger(value.minutes) && value.minutes >= 1 && Array.isArray(value.steps), JSON.stringify(value));
+      const streamed = await client.messages.stream(ask).finalMessage();
+      t.same((streamed.content[0] as Anthropic.ToolUseBlock).input, value, 'streamed as input_json_delta pieces, assembled the same');
+      t.equal(streamed.usage.output_tokens, unary.usage.output_tokens, 'the same usage');
+      // output_config.format (messages.parse()) is accepted and not sent (docs/api/messages.md): the answer is text.
+      const plain = await client.messages.create({
+        model: 'quill', max_tokens: 16, messages: [{ role: 'user', content: 'A recipe [sim:words=2]' }], output_config: { format: { type: 'json_schema', schema: recipe } },
+      } as Anthropic.MessageCreateParamsNonStreaming);
+      t.same(plain.content, [{ type: 'text', text: 'the quick' }]);
     });
 
     t.test(`${version}: models list (paged) and retrieve (item 7), error classes`, async (t) => {

@@ -1,7 +1,10 @@
 // Issue 31 item 9: the simulator answers a JSON schema with JSON that
-// conforms to it, the same each time, cut into one piece per output token.
+// conforms to it, the same each time, cut into one piece per output token;
+// on messages, a forced tool's input conforms to the tool's input_schema.
+import Anthropic from '@anthropic-ai/sdk';
 import { Ajv } from 'ajv';
 import t from 'tap';
+import { startSimulator } from '../../src/simulator/index.js';
 import { structuredAnswer, tokenPieces } from '../../src/simulator/structured.js';
 import { countTokens } from '../../src/simulator/tokens.js';
 
@@ -46,4 +49,37 @@ t.test('pieces: one per o200k token, joined they are the answer', async (t) => {
   const pieces = tokenPieces(text);
   t.equal(pieces.join(''), text);
   t.equal(pieces.length, countTokens(text), 'usage counts the tokens streamed');
+});
+
+t.test('messages: a forced tool (tool_choice tool or any) is called with an input that conforms to its input_schema, unary and stream', async (t) => {
+  const sim = await startSimulator({ instances: ['alpha'] });
+  t.teardown(() => sim.close());
+  const client = new Anthropic({ apiKey: 'x', baseURL: `${sim.url}/alpha`, maxRetries: 0 });
+  const schema = schemas.flat as Anthropic.Tool.InputSchema;
+  const ask = {
+    model: 'sim-msg', max_tokens: 256, messages: [{ role: 'user' as const, content: 'A record' }],
+    tools: [{ name: 'other', input_schema: { type: 'object' as const } }, { name: 'record', input_schema: schema }],
+    tool_choice: { type: 'tool' as const, name: 'record' },
+  };
+  const unary = await client.messages.create(ask);
+  const use = unary.content[0] as Anthropic.ToolUseBlock;
+  t.same([unary.stop_reason, use.type, use.name], ['tool_use', 'tool_use', 'record']);
+  t.ok(ajv.validate(schema, use.input), `conforms: ${JSON.stringify(use.input)}`);
+  const answer = structuredAnswer({ type: 'json_schema', schema })!;
+  t.same(use.input, JSON.parse(answer), 'the same answer chat and responses give for the schema');
+  t.equal(unary.usage.output_tokens, countTokens(answer), 'one output token per piece');
+  const streamed = await client.messages.stream(ask).finalMessage();
+  t.same((streamed.content[0] as Anthropic.ToolUseBlock).input, use.input, 'streamed as input_json_delta pieces, assembled the same');
+  t.equal(streamed.usage.output_tokens, unary.usage.output_tokens);
+  // Cut by max_tokens as text is: stop_reason max_tokens, the unary input empty.
+  const cut = await client.messages.create({ ...ask, max_tokens: 3 });
+  t.same([cut.stop_reason, (cut.content[0] as Anthropic.ToolUseBlock).input, cut.usage.output_tokens], ['max_tokens', {}, 3]);
+  // tool_choice any: the first tool declared (the AI SDK's json tool is its only one).
+  const any = await client.messages.create({ ...ask, tools: [...ask.tools].reverse(), tool_choice: { type: 'any' } });
+  t.same([(any.content[0] as Anthropic.ToolUseBlock).name, (any.content[0] as Anthropic.ToolUseBlock).input], ['record', use.input]);
+  // Without a forced tool, or with the [sim:tool] directive, nothing changes.
+  const auto = await client.messages.create({ ...ask, tool_choice: { type: 'auto' } });
+  t.equal(auto.content[0]!.type, 'text');
+  const directed = await client.messages.create({ ...ask, messages: [{ role: 'user', content: 'x [sim:tool=other]' }] });
+  t.same([(directed.content[0] as Anthropic.ToolUseBlock).name, (directed.content[0] as Anthropic.ToolUseBlock).input], ['other', { sim: true }]);
 });

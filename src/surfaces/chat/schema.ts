@@ -4,7 +4,7 @@
 // top-level members are refused by name; message objects are open, because
 // clients replay the assistant messages they were given. Every integer
 // member goes through integer() (a safe maximum, refused by name).
-import { identifier, metadata, nullable, onlyFalse, penalty, serviceTier, topLogprobs } from '../members.js';
+import { identifier, metadata, nullable, onlyFalse, penalty, refusedBecause, serviceTier, topLogprobs } from '../members.js';
 import { integer } from '../validate.js';
 
 /** Completions one request may ask for (OpenAI's limit). */
@@ -97,7 +97,14 @@ export const chatRequestSchema = {
       required: ['type', 'content'],
       properties: { type: { const: 'content' }, content: { type: ['string', 'array'] } },
     }),
-    // No model served here answers audio: refused by name.
-    audio: { not: {}, 'x-rule': 'is not accepted: no model served here answers audio' },
+    // Refused by name, each for the promise carrying it would break (docs/api/chat-completions.md).
+    audio: refusedBecause('no model served here answers audio'),
+    // The supplier bills each search beside the tokens; the catalog prices tokens only.
+    web_search_options: refusedBecause('the supplier bills each web search beside the tokens, and Tollgate prices and charges tokens only'),
+    // The deprecated forms of tools and tool_choice: their reply (message.function_call,
+    // finish_reason "function_call") and answer turn (role "function") are not the
+    // tool exchange the gateway carries.
+    functions: refusedBecause('it is the deprecated form of `tools`: declare each function as {"type": "function", "function": {…}} in `tools`'),
+    function_call: refusedBecause('it is the deprecated form of `tool_choice`: use `tool_choice` with functions declared in `tools`'),
   },
 } as const;

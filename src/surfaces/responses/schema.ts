@@ -3,7 +3,7 @@
 // or a tool outside the spec's lists (every member a client replays from an
 // output item is in them). Content parts are open objects: clients replay the
 // parts they were given. Every integer member goes through integer().
-import { identifier, metadata, nullable, onlyFalse, serviceTier, topLogprobs } from '../members.js';
+import { identifier, metadata, nullable, onlyFalse, refusedBecause, serviceTier, topLogprobs } from '../members.js';
 import { integer } from '../validate.js';
 
 const ITEM_TYPES = [
@@ -142,5 +142,10 @@ export const responsesRequestSchema = {
     top_logprobs: topLogprobs,
     background: onlyFalse,
     stream_options: nullable({ type: 'object', additionalProperties: false, properties: { include_obfuscation: { type: 'boolean' } } }),
+    // Refused by name, each for the promise carrying it would break (docs/api/responses.md):
+    // both name something stored in the supplier account every organization's calls share,
+    // and put text before the model that the gateway never sees, so can neither bound nor count.
+    conversation: refusedBecause('it names a conversation stored in the supplier account every organization shares, and Tollgate keeps no conversation; send the context in `input`'),
+    prompt: refusedBecause('it names a prompt stored in the supplier account every organization shares, whose text Tollgate cannot see, bound or charge; send the text as `instructions` or `input`'),
   },
 } as const;

@@ -144,6 +144,11 @@ t.test('issue 31 item 4: members OpenAI accepts are accepted, bounded, carried o
   t.equal(refusedParam({ model: 'm', messages: msgs, store: true }), 'store');
   t.equal(refusedParam({ model: 'm', messages: msgs, audio: { voice: 'alloy', format: 'mp3' } }), 'audio');
   t.equal(refusedParam({ model: 'm', messages: msgs, modalities: ['text', 'audio'] }), 'modalities');
+  // Members of OpenAI's current API refused by name, each with its reason (docs/api/chat-completions.md).
+  t.equal(refusedParam({ model: 'm', messages: msgs, web_search_options: { search_context_size: 'low' } }), 'web_search_options');
+  t.equal(refusedParam({ model: 'm', messages: msgs, functions: [{ name: 'f', parameters: { type: 'object' } }] }), 'functions');
+  t.equal(refusedParam({ model: 'm', messages: msgs, function_call: { name: 'f' } }), 'function_call');
+  t.equal(refusedParam({ model: 'm', messages: msgs, function_call: null }), 'function_call', 'even null: never a member here');
   t.equal(refusedParam({ model: 'm', messages: msgs, top_logprobs: 21 }), 'top_logprobs');
   t.equal(refusedParam({ model: 'm', messages: msgs, presence_penalty: 2.5 }), 'presence_penalty');
   t.equal(refusedParam({ model: 'm', messages: msgs, seed: 2 ** 60 }), 'seed');
@@ -163,7 +168,10 @@ t.test('issue 31: a refusal\'s message names the member and the rule (the AI SDK
   };
   t.equal(message({ model: 'm', messages: msgs, store: true }), '`store` must be false: Tollgate keeps nothing, runs nothing after the call, and asks its suppliers to keep nothing.');
   t.equal(message({ model: 'm', messages: msgs, audio: {} }), '`audio` is not accepted: no model served here answers audio.');
-  t.equal(message({ model: 'm', messages: msgs, web_search_options: {} }), '`web_search_options` is not a member this surface accepts (docs/api lists them).');
+  t.equal(message({ model: 'm', messages: msgs, web_search_options: {} }), '`web_search_options` is not accepted: the supplier bills each web search beside the tokens, and Tollgate prices and charges tokens only.');
+  t.equal(message({ model: 'm', messages: msgs, functions: [{ name: 'f' }] }), '`functions` is not accepted: it is the deprecated form of `tools`: declare each function as {"type": "function", "function": {…}} in `tools`.');
+  t.equal(message({ model: 'm', messages: msgs, function_call: 'auto' }), '`function_call` is not accepted: it is the deprecated form of `tool_choice`: use `tool_choice` with functions declared in `tools`.');
+  t.equal(message({ model: 'm', messages: msgs, web_search: {} }), '`web_search` is not a member this surface accepts (docs/api lists them).', 'a member of no version of the protocol');
   t.equal(message({ model: 'm', messages: msgs, temperature: 3 }), '`temperature` must be <= 2.');
   t.equal(message({ model: 'm', messages: msgs, stop: 'x' }), '`stop` must be an array of at most four strings (a bare string is refused).');
   t.equal(message({ messages: msgs }), '`model` is required.');

@@ -92,6 +92,24 @@ t.test('issue 31 item 3: members clients send are accepted, bounded, carried or 
   t.equal(refusal({ model: 'm', input: 'x', truncation: 'sometimes' }), 'truncation');
   t.equal(refusal({ model: 'm', input: 'x', max_tool_calls: 0 }), 'max_tool_calls');
   t.equal(refusal({ model: 'm', input: 'x', conversation: 'c' }), 'conversation', 'a member that needs stored state stays refused');
+  t.equal(refusal({ model: 'm', input: 'x', conversation: { id: 'conv_1' } }), 'conversation');
+  t.equal(refusal({ model: 'm', input: 'x', prompt: { id: 'pmpt_1', version: '2' } }), 'prompt');
+});
+
+t.test('issue 31: conversation and prompt are refused by name with their reason in the message', async (t) => {
+  const message = (body: object): string => {
+    try {
+      prepareResponses(body, JSON.stringify(body).length);
+    } catch (err) {
+      return (err as GatewayError).message;
+    }
+    return '(accepted)';
+  };
+  t.equal(message({ model: 'm', input: 'x', conversation: 'conv_1' }),
+    '`conversation` is not accepted: it names a conversation stored in the supplier account every organization shares, and Tollgate keeps no conversation; send the context in `input`.');
+  t.equal(message({ model: 'm', input: 'x', prompt: { id: 'pmpt_1' } }),
+    '`prompt` is not accepted: it names a prompt stored in the supplier account every organization shares, whose text Tollgate cannot see, bound or charge; send the text as `instructions` or `input`.');
+  t.equal(message({ model: 'm', input: 'x', nonsense: 1 }), '`nonsense` is not a member this surface accepts (docs/api lists them).');
 });
 
 t.test('issue 30 item 2: the local input count covers instructions, tools and text.format\'s schema', async (t) => {
