@@ -3,10 +3,13 @@
 // seconds (1800 by default), with faults injected on a schedule: supplier
 // storms, timeouts, streams stalled, reset or malformed, a worker killed with
 // SIGKILL, the supplier refusing connections, PostgreSQL's connections reset
-// for 3 s (a proxy between the gateway and the store), clients leaving mid-call. At the
-// end: the invariants of the reliability suite (test/reliability/lib/, the same
-// checks), RSS sampled through the run, a one-screen report also written as
-// JSON and HTML under bench/results/. Exit status 1 when an invariant failed.
+// for 3 s (a proxy between the gateway and the store), clients leaving
+// mid-call, and with --redis (the ledger on a redis-server the soak starts
+// itself) Redis stopped with SIGSTOP for 6 s. At the end: no allotment left
+// open once traffic stopped (/metrics), the invariants of the reliability
+// suite (test/reliability/lib/, the same checks), RSS sampled through the
+// run, a one-screen report also written as JSON and HTML under bench/results/.
+// Exit status 1 when an invariant failed.
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -17,7 +20,8 @@ import { startSimulator } from '../src/simulator/index.js';
 import { startGateway, tempDir } from '../test/helpers/gateway.js';
 import { ADMIN_TOKEN, provision, type Provisioned } from '../test/helpers/provision.js';
 import { scrape } from '../test/ledger/scrape.js';
-import { PG_ADMIN_URL, REDIS_URL } from '../test/helpers/services.js';
+import { startRedisServer } from '../test/helpers/redis-server.js';
+import { PG_ADMIN_URL } from '../test/helpers/services.js';
 import { checkBooks, checkHolds } from '../test/reliability/lib/books.js';
 import { startFaultSupplier } from '../test/reliability/lib/fault-supplier.js';
 import { proxiedDatabase } from '../test/helpers/tcp-proxy.js';
@@ -38,8 +42,12 @@ function option(name: string, fallback: number): number {
 const SECONDS = option('seconds', 1800);
 const RATE = option('rate', 20);
 const WORKERS = option('workers', 2);
-/** `--redis`: the ledger on Redis streams (REDIS_URL, default 127.0.0.1:6379) instead of the embedded host. */
+/** `--redis`: the ledger on Redis streams, on a redis-server the soak starts (and stalls) itself, instead of the embedded host. */
 const ON_REDIS = process.argv.includes('--redis');
+/** How long the Redis stall fault stops the soak's redis-server (SIGSTOP): issue 39's 6 s, longer than a reservation's 3 s. */
+const REDIS_STALL_MS = 6000;
+/** How long after traffic stops every allotment must have gone back (idle 1 s, a sweep, the retirement's way to the actor; a loaded machine's margin). */
+const ALLOTMENTS_BACK_MS = 5000;
 const MAX_IN_FLIGHT = 64;
 const HOLD_LEASE_MS = 3000;
 /** billing.hold_max_ms for the soak: every call here lasts seconds, so a hold a minute old is a hold that should be gone. */
@@ -72,6 +80,9 @@ async function main(): Promise<number> {
   const faults = await startFaultSupplier(sim.url);
   // The gateway reaches PostgreSQL through a proxy that can reset its connections (issue 39); the books are read directly.
   const pgProxy = await proxiedDatabase(db);
+  // Its own redis-server, so that stalling it harms nobody else's Redis.
+  const redis = ON_REDIS ? await startRedisServer() : null;
+  if (ON_REDIS && redis === null) throw new Error('--redis: redis-server could not be started (is it installed?)');
   const dir = tempDir('tollgate-soak-');
   const config = join(dir, 'config.json');
   writeFileSync(config, JSON.stringify({ billing: { hold_max_ms: HOLD_MAX_MS }, suppliers: { connect_timeout_ms: 1000, headers_timeout_ms: 1500, body_timeout_ms: 1500, breaker_threshold: 5, breaker_cooldown_ms: 3000 } }));
@@ -86,8 +97,11 @@ async function main(): Promise<number> {
       QUOTA_PER_SECOND: '100000',
       QUOTA_PER_MINUTE: '10000000',
       STALLED_CLIENT_MS: '3000',
-      ...(ON_REDIS ? { REDIS_URL } : {}),
+      ...(redis !== null ? { REDIS_URL: redis.url } : {}),
     },
+  }).catch(async (err: unknown) => {
+    await redis?.stop();
+    throw err;
   });
   const report = new Report();
   const keys: string[] = [];
@@ -135,6 +149,7 @@ async function main(): Promise<number> {
       { name: 'supplier refuses connections', start: () => faults.refuse(), end: () => faults.restore() },
       { name: 'PostgreSQL connections reset for 3 s', start: async () => pgProxy.proxy.reset(3000) },
       { name: 'clients leave mid-call', abortShare: 0.5 },
+      ...(redis !== null ? [redisStall(redis)] : []),
     ];
     const period = Math.max(6, SECONDS / (schedule.length * 3)) * 1000;
     let current = null as Fault | null;
@@ -204,6 +219,11 @@ async function main(): Promise<number> {
     // Workers killed are replaced.
     const replaced = await waitFor(async () => children(gw.proc.pid!).length === workersBefore, 15_000);
     if (!replaced) report.invariantsFailed.push(`workers: ${children(gw.proc.pid!).length} alive after ${killed} kills, ${workersBefore} expected`);
+    // Every allotment back once traffic stopped (issue 39: one granted to an ask its worker had given up on stayed
+    // held while the worker lived), read from /metrics before any account view, which would recall it.
+    let openAllotments = -1;
+    const allotmentsBack = await waitFor(async () => (openAllotments = (await scrape(gw.opsUrl)).sum('tollgate_ledger_open_allotments')) === 0, ALLOTMENTS_BACK_MS);
+    if (!allotmentsBack) report.invariantsFailed.push(`allotments: ${openAllotments} still open ${ALLOTMENTS_BACK_MS} ms after traffic stopped`);
     const holds = await checkHolds(gw.url, db, HOLD_LEASE_MS * 3 + 5000);
     report.holdsLeaked = holds.leaked;
     report.invariantsFailed.push(...holds.violations);
@@ -257,12 +277,32 @@ async function main(): Promise<number> {
     await gw.stop().catch(() => {});
     await faults.close();
     await pgProxy.proxy.close();
+    if (redis !== null) {
+      redis.resume();
+      await redis.stop();
+    }
     await sim.close();
     const c = new pg.Client({ connectionString: PG_ADMIN_URL });
     await c.connect();
     await c.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
     await c.end();
   }
+}
+
+/**
+ * Redis stopped (SIGSTOP) for REDIS_STALL_MS, resumed by itself even if the
+ * fault's half period is shorter: the end waits for it.
+ */
+function redisStall(redis: { pause(): void; resume(): void }): Fault {
+  let resumed: Promise<void> = Promise.resolve();
+  return {
+    name: `Redis stopped (SIGSTOP) for ${REDIS_STALL_MS / 1000} s`,
+    start: async () => {
+      redis.pause();
+      resumed = sleep(REDIS_STALL_MS).then(() => redis.resume());
+    },
+    end: () => resumed,
+  };
 }
 
 async function waitFor(probe: () => Promise<boolean>, timeoutMs: number): Promise<boolean> {

@@ -3,16 +3,16 @@
 // tests that stop it), instances started one after the other, shard owners
 // read from Redis, an instance killed whole with SIGKILL, and chat calls that
 // report their status and request id.
-import { spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import pg from 'pg';
 import type { Test } from 'tap';
 import { boundCost } from '../../src/billing/pricing.js';
 import { redisPrefix, RedisKeys, shardOf, SHARDS } from '../../src/ledger/redis/keys.js';
 import { DEFAULT_CEILING } from '../../src/surfaces/chat/codec.js';
-import { freePort, startGateway, type Gateway } from '../helpers/gateway.js';
+import { startGateway, type Gateway } from '../helpers/gateway.js';
 import { ADMIN_TOKEN } from '../helpers/provision.js';
 import { ping } from '../helpers/redis-topology.js';
+import { startRedisServer, type OwnRedis } from '../helpers/redis-server.js';
 import { REDIS_URL } from '../helpers/services.js';
 import { connectRedis, isCluster, type RedisLike } from '../../src/ledger/redis/connection.js';
 
@@ -26,49 +26,21 @@ export async function sharedRedis(t: Test): Promise<string | null> {
   return null;
 }
 
-export interface OwnRedis {
-  url: string;
-  stop(): Promise<void>;
-  start(): Promise<void>;
-  /** SIGSTOP / SIGCONT: a stalled server that keeps its connections open. */
-  pause(): void;
-  resume(): void;
-}
+export type { OwnRedis } from '../helpers/redis-server.js';
 
 /** A redis-server of this test's own (nothing kept on disk), so it can be stopped without touching anyone else's. */
 export async function ownRedis(t: Test): Promise<OwnRedis | null> {
-  const port = await freePort();
-  const url = `redis://127.0.0.1:${port}`;
-  let proc: ChildProcess | null = null;
-  const start = async (): Promise<void> => {
-    proc = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
-    const failed = new Promise<boolean>((resolve) => proc!.once('error', () => resolve(true)));
-    for (let i = 0; i < 100; i++) {
-      if (await Promise.race([ping(url), failed])) break;
-      await sleep(50);
-    }
-  };
-  const stop = async (): Promise<void> => {
-    const p = proc;
-    proc = null;
-    if (p === null || p.exitCode !== null) return;
-    const exited = new Promise<void>((resolve) => p.once('exit', () => resolve()));
-    p.kill('SIGKILL');
-    await exited;
-  };
-  const signal = (sig: NodeJS.Signals): void => void (proc as ChildProcess | null)?.kill(sig);
-  await start();
-  if (!(await ping(url))) {
-    await stop();
+  const redis = await startRedisServer();
+  if (redis === null) {
     if (process.env.CI === 'true') t.fail('redis-server could not be started (CI=true requires it)');
     else t.plan(0, 'skipped: redis-server could not be started; install it to run this test');
     return null;
   }
   t.teardown(async () => {
-    signal('SIGCONT');
-    await stop();
+    redis.resume();
+    await redis.stop();
   });
-  return { url, stop, start, pause: () => signal('SIGSTOP'), resume: () => signal('SIGCONT') };
+  return redis;
 }
 
 /**
