@@ -27,7 +27,8 @@ async function resolveAxis(
   return values.map((v, i) => {
     if (typeof v !== 'string' || isUuid(v) || !names.includes(v)) return v;
     const id = found.get(v);
-    if (id === undefined) details.push({ field: `${field}[${i}]`, issue: `"${v}" is not ${what}` });
+    // The entry is named by its index, not its text: a refusal never echoes a string the caller sent (it may be a pasted key).
+    if (id === undefined) details.push({ field: `${field}[${i}]`, issue: `is not ${what}` });
     return id ?? v;
   });
 }

@@ -21,6 +21,21 @@ export interface ErrorExtras {
   message?: string;
 }
 
+/** How many field details a message states; the rest are in field_details. */
+const MESSAGE_DETAILS = 3;
+
+/**
+ * A refusal with field details says them in its message, "member: rule."
+ * (several joined by "; "), so a client that shows only the message (the
+ * `tollgate` command, the console, an SDK) shows what to fix. A detail's
+ * issue states the rule and its limit, never the value the caller sent.
+ */
+function fieldMessage(details: readonly FieldDetail[]): string {
+  const stated = details.slice(0, MESSAGE_DETAILS).map((d) => `${d.field}: ${d.issue}`).join('; ');
+  const more = details.length - MESSAGE_DETAILS;
+  return more > 0 ? `${stated}; and ${more} more (see field_details).` : `${stated}.`;
+}
+
 export class GatewayError extends Error {
   readonly code: ErrorCode;
   readonly status: number;
@@ -32,13 +47,14 @@ export class GatewayError extends Error {
 
   constructor(code: ErrorCode, extras: ErrorExtras = {}) {
     const entry = CATALOGUE[code];
-    super(extras.message ?? entry.message);
+    const details = extras.fieldDetails ?? null;
+    super(extras.message ?? (details !== null && details.length > 0 ? fieldMessage(details) : entry.message));
     this.name = 'GatewayError';
     this.code = code;
     this.status = entry.status;
     this.type = entry.type;
     this.param = extras.param ?? null;
-    this.fieldDetails = extras.fieldDetails ?? null;
+    this.fieldDetails = details;
     this.limit = extras.limit ?? null;
     this.retryAfterSeconds = extras.retryAfterSeconds ?? null;
   }

@@ -1,7 +1,9 @@
 // People name models by name (issue 34 items 3, 7, 12): key scopes take model
 // names and aliases and vendor codes, in the console API and the `tollgate`
 // command; `keys edit` offers the current version or edits it with --force;
-// `catalog show` prints each model's price in the account currency.
+// `catalog show` prints each model's price in the account currency. A field
+// refusal's message names the member and the rule (items 2, 12), and never
+// echoes a secret the caller sent.
 import t from 'tap';
 import { startGateway, type Gateway } from '../helpers/gateway.js';
 import { testDatabase } from '../helpers/services.js';
@@ -38,7 +40,8 @@ t.test('issue 34 item 7: scopes name models by canonical name or alias, vendors 
 
   const unknown = await call(gw.url, 'POST', `/console/v1/organizations/${orgId}/keys`, { ...ADMIN, 'content-type': 'application/json' }, { name: 'x', scope: { model_ids: ['atlas', 'no-such-model'] } });
   t.equal(unknown.status, 400);
-  t.match(unknown.json.error.field_details, [{ field: 'scope.model_ids[1]', issue: '"no-such-model" is not a catalog model name, alias or model_id' }], 'the unknown name is named');
+  t.match(unknown.json.error.field_details, [{ field: 'scope.model_ids[1]', issue: 'is not a catalog model name, alias or model_id' }], 'the unknown entry is named by its index');
+  t.equal(unknown.json.error.message, 'scope.model_ids[1]: is not a catalog model name, alias or model_id.', 'and so is it in the message');
 });
 
 t.test('issue 34 item 12: keys edit offers the current version, and --force edits whatever version it is', async (t) => {
@@ -88,4 +91,49 @@ t.test('issue 34 items 7, 12: usage filters by a model alias and prints names; o
   t.equal(orgs.code, 0, orgs.stderr);
   t.match(orgs.stdout, /BALANCE \(EUR\)/);
   t.match(orgs.stdout, /Usage by name\s+7\.2\d/, 'the balance column');
+});
+
+t.test('issue 34 items 2, 12: a field refusal states the member and the rule first, in the CLI and the console API', async (t) => {
+  const orgId = await createOrg(env.DATABASE_URL);
+  const short = await tollgate(['accounts', 'create', orgId, '--email', 'new@example.com', '--name', 'New person'], { ...env, TOLLGATE_PASSWORD: 'short' });
+  t.equal(short.code, 1);
+  t.equal(short.stderr, 'tollgate: password: must be 10 to 256 characters. (invalid_request)\n', 'one line: the member and the rule, no generic sentence');
+
+  const accounts = `/console/v1/organizations/${orgId}/accounts`;
+  const api = await call(gw.url, 'POST', accounts, ADMIN, { email: 'new@example.com', name: 'New person', password: 'short' });
+  t.equal(api.status, 400);
+  t.equal(api.json.error.code, 'invalid_request');
+  t.equal(api.json.error.message, 'password: must be 10 to 256 characters.');
+  t.same(api.json.error.field_details, [{ field: 'password', issue: 'must be 10 to 256 characters' }]);
+
+  const several = await call(gw.url, 'POST', accounts, ADMIN, { email: 'nobody', name: 'New person', password: 'short', role: 'admin' });
+  t.equal(several.status, 400);
+  t.equal(several.json.error.message, 'role: unknown member; email: must be an email address of at most 254 characters; password: must be 10 to 256 characters.', 'every rule broken, in one sentence');
+
+  const key = await createKey(gw, orgId, { name: 'edit me' });
+  const quota = await tollgate(['keys', 'edit', key.id, '--force', '--quota-per-minute', '0'], env);
+  t.equal(quota.code, 1);
+  t.match(quota.stderr, /^tollgate: quota_per_minute: must be a whole number of calls from 1 to \d+, or null for no quota\. \(invalid_request\)\n$/, 'a key edit: the limit named, on one line');
+});
+
+t.test('issue 34 item 2: a console refusal never echoes a secret the caller sent', async (t) => {
+  const orgId = await createOrg(env.DATABASE_URL);
+  const { id, secret } = await createKey(gw, orgId, { name: 'holder' });
+  const password = 'Correct-horse-7!';
+  const refusals = [
+    // A key pasted where a model name goes, by the console API and by the CLI.
+    await call(gw.url, 'POST', `/console/v1/organizations/${orgId}/keys`, ADMIN, { name: 'scoped', scope: { model_ids: ['atlas', secret] } }),
+    await call(gw.url, 'PATCH', `/console/v1/keys/${id}`, ADMIN, { version: 1, scope: { model_ids: [secret] }, quota_per_minute: secret }),
+    // A password where the email goes, and a key as a password of the wrong length.
+    await call(gw.url, 'POST', `/console/v1/organizations/${orgId}/accounts`, ADMIN, { email: password, name: 'Someone', password: secret.repeat(6) }),
+  ];
+  for (const r of refusals) {
+    t.equal(r.status, 400, r.json?.error?.message);
+    t.match(r.json.error.message, /^[\w.[\]()]+: /, `the message names a member: ${r.json.error.message}`);
+    t.notOk(r.text.includes(secret.slice(6, 20)) || r.text.includes(password), `no secret in ${r.text}`);
+  }
+  const viaCli = await tollgate(['keys', 'edit', id, '--force', '--models', `atlas,${secret}`], env);
+  t.equal(viaCli.code, 1);
+  t.match(viaCli.stderr, /scope\.model_ids\[1\]: is not a catalog model name, alias or model_id/);
+  t.notOk(viaCli.stderr.includes(secret.slice(6, 20)), 'nor in what the CLI prints');
 });

@@ -3,7 +3,8 @@
 // Accept-Language; money in the account currency; a key created from the form
 // with a scope chosen by model name, an expiry and a quota; each model's
 // prices (input, cached input, output, per image) where it is chosen; usage
-// rows and the operator's catalog naming surfaces, not their codes; the spend chart's
+// rows and the operator's catalog naming surfaces, not their codes; a refused
+// field's rule in the error box, in both languages; the spend chart's
 // axes and zero days; no error in the browser's console on any page load, nor
 // on one with a session cookie that no longer signs in; on a phone
 // every key's actions in sight without scrolling sideways. Screenshots of
@@ -262,6 +263,32 @@ if (chromiumPath() === null) {
     await page.locator('.figure .money', { hasText: '3,50' }).first().waitFor();
     t.equal((await console_(gw.url, 'GET', `/organizations/${org.orgId}`)).balance, '3.50', 'credited 2.50');
     await context.close();
+  });
+
+  t.test('issue 34 items 2, 12: a refused field: the error box states the rule (en: the API\'s sentence, once; ru: a Russian lead, then the rule)', async (t) => {
+    const org = await provision(gw.url, { name: 'Rules Co', balance: '1.00' });
+    const rule = 'password: must be 10 to 256 characters';
+    for (const [lang, formName] of [['en', 'Add a person'], ['ru', 'Добавить человека']] as const) {
+      const context = await newContext(chrome.browser, gw.url);
+      const page = await context.newPage();
+      await signIn(page, lang, 'operator');
+      await page.goto(`${gw.url}/console?lang=${lang}#/orgs/${org.orgId}`);
+      const form = page.locator(`form[aria-label="${formName}"]`);
+      await form.locator('#acct-email').fill(`pat-${lang}@rules.test`);
+      await form.locator('#acct-name').fill('Pat');
+      await form.locator('#acct-password').fill('x'.repeat(300)); // past the API's maximum (the page checks only the minimum)
+      await form.locator('button[type=submit]').click();
+      const box = form.locator('.error-box');
+      await box.waitFor();
+      if (lang === 'en') {
+        t.equal(await box.innerText(), `${rule}.`, 'en: the member and the rule lead, with no generic sentence');
+        t.equal(await box.locator('li').count(), 0, 'and are not repeated below');
+      } else {
+        t.match(await box.innerText(), /^Запрос отклонён: проверьте поля\./, 'ru: a Russian lead');
+        t.same(await box.locator('li').allInnerTexts(), [rule], 'then the rule, as the API words it (English: no translation table for rules)');
+      }
+      await context.close();
+    }
   });
 
   t.test('a screen whose answer arrives after the hash moved on does not draw over the current one', async (t) => {

@@ -10,8 +10,12 @@ namespace views {
     let message = String(err);
     let details: string[] = [];
     if (err instanceof api.ApiError) {
+      // The page's own sentence for the code where its language has one (ru: a
+      // Russian lead), else the API's message, which states the field rules
+      // itself. Then each rule the lead does not state, as the API words it:
+      // the rules are English in every language (no translation table for them).
       message = t.errors[err.code] ?? err.message;
-      details = err.details;
+      details = err.details.filter((d) => !message.includes(d));
     }
     return h('div', { class: 'error-box', role: 'alert' }, message, extra ? ' ' : '', extra ?? '',
       details.length > 0 ? h('ul', {}, ...details.map((d) => h('li', {}, d))) : null);

@@ -1,6 +1,6 @@
 // The `tollgate` command's dispatcher: finds the subcommand, parses its
 // flags, opens the store on first use, prints refusals the way the console
-// API states them (message and field_details) and sets the exit status:
+// API states them (its message names each member and rule) and sets the exit status:
 // 0 done, 1 refused or failed, 2 wrong invocation.
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../../config/load.js';
@@ -80,8 +80,12 @@ export async function runCli(argv: string[], io: CliIo = STD_IO, env: NodeJS.Pro
       return 2;
     }
     if (err instanceof GatewayError) {
+      // The message states the field rules (GatewayError's fieldMessage); only those it left out follow, one a line.
       io.err(`tollgate: ${err.message} (${err.code})\n`);
-      for (const d of err.fieldDetails ?? []) io.err(`  ${d.field}: ${d.issue}\n`);
+      for (const d of err.fieldDetails ?? []) {
+        const rule = `${d.field}: ${d.issue}`;
+        if (!err.message.includes(rule)) io.err(`  ${rule}\n`);
+      }
       return 1;
     }
     const opened = store as CliStore | null;
