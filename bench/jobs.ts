@@ -103,7 +103,7 @@ export async function runScenarios(ctx: MeasureContext, o: Options, targets: Tar
   let i = 0;
   const run = async (s: Scenario, round: number, t: Target): Promise<void> => {
     if (!applies(s, t)) return;
-    const waited = await awaitQuiet();
+    const waited = await awaitQuiet(o.quietMaxMs);
     if (waited >= 1000) log(`  (waited ${(waited / 1000).toFixed(1)} s for the machine to go quiet before ${t.name})`);
     const sample = s.beside !== undefined ? await measureBeside(ctx, t, s, round, o) : await measure(ctx, t, s.id, round, jobFor(t, s, o));
     report.samples.push(sample);

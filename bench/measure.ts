@@ -91,23 +91,24 @@ export interface MeasureContext {
 const QUIET_WINDOW_MS = 250;
 /** Busy CPU time per window below which the machine counts as quiet: 0.04 cores, one 10 ms tick of /proc/stat. */
 const QUIET_BUSY_MS = 10;
-const QUIET_MAX_MS = 5000;
 
 /**
- * Waits until the machine has been quiet for one window, at most
- * QUIET_MAX_MS; answers how long it waited. A Tollgate keeps working for a
- * while after its load stops (the journal's last write, then its PostgreSQL's
+ * Waits until the machine has been quiet for one window, at most `maxMs`
+ * (Options.quietMaxMs: 5 s, 0.5 s in the quick mode, where a machine busy
+ * with other work would otherwise add the whole 5 s to every job); answers
+ * how long it waited. A Tollgate keeps working for a while after its load
+ * stops (the journal's last write, then its PostgreSQL's
  * autovacuum and checkpoint, pinned to the gateways' CPU), and without this
  * wait that work ran in the next target's slot: an A/A run (2026-11-26, this
  * build twice, unary) gave the second copy 0.87 of a core against 0.99 and
  * 10% fewer calls per second, the same CPU per call.
  */
-export async function awaitQuiet(): Promise<number> {
+export async function awaitQuiet(maxMs: number): Promise<number> {
   const started = Date.now();
   for (;;) {
     const busy0 = machineBusyMs();
     await new Promise((r) => setTimeout(r, QUIET_WINDOW_MS));
-    if (machineBusyMs() - busy0 <= QUIET_BUSY_MS || Date.now() - started >= QUIET_MAX_MS) return Date.now() - started;
+    if (machineBusyMs() - busy0 <= QUIET_BUSY_MS || Date.now() - started >= maxMs) return Date.now() - started;
   }
 }
 
