@@ -22,18 +22,18 @@ export function checkTools(body: Body): void {
   const names = new Set<string>();
   const tools: Body[] = body.tools ?? [];
   for (let i = 0; i < tools.length; i++) {
-    if (names.has(tools[i].name)) throw new GatewayError('invalid_request', { param: `tools[${i}].name` });
+    if (names.has(tools[i].name)) throw new GatewayError('invalid_request', { param: `tools[${i}].name`, message: `tools[${i}].name: another tool is declared under this name; each tool's name must be unique.` });
     names.add(tools[i].name);
   }
   const choice = body.tool_choice;
   if (choice === undefined) return;
   if (choice.type === 'tool') {
-    if (choice.name === undefined || !names.has(choice.name)) throw new GatewayError('invalid_request', { param: 'tool_choice.name' });
+    if (choice.name === undefined || !names.has(choice.name)) throw new GatewayError('invalid_request', { param: 'tool_choice.name', message: 'tool_choice.name: must name a tool declared in tools.' });
   } else if (choice.name !== undefined) {
-    throw new GatewayError('invalid_request', { param: 'tool_choice.name' });
+    throw new GatewayError('invalid_request', { param: 'tool_choice.name', message: 'tool_choice.name: is only accepted when tool_choice.type is "tool".' });
   }
   if (choice.type === 'none' && choice.disable_parallel_tool_use !== undefined) {
-    throw new GatewayError('invalid_request', { param: 'tool_choice.disable_parallel_tool_use' });
+    throw new GatewayError('invalid_request', { param: 'tool_choice.disable_parallel_tool_use', message: 'tool_choice.disable_parallel_tool_use: is not accepted when tool_choice.type is "none".' });
   }
 }
 

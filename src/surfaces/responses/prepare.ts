@@ -25,12 +25,12 @@ function checkTools(body: Body): void {
   for (let i = 0; i < tools.length; i++) {
     const name = tools[i]!.name;
     if (name === undefined) continue;
-    if (declared.has(name)) throw new GatewayError('invalid_request', { param: `tools[${i}].name` });
+    if (declared.has(name)) throw new GatewayError('invalid_request', { param: `tools[${i}].name`, message: `tools[${i}].name: another tool is declared under this name; each tool's name must be unique.` });
     declared.set(name, tools[i]!.type);
   }
   const choice = body.tool_choice;
   if (choice !== null && typeof choice === 'object' && declared.get(choice.name) !== choice.type) {
-    throw new GatewayError('invalid_request', { param: 'tool_choice.name' });
+    throw new GatewayError('invalid_request', { param: 'tool_choice.name', message: 'tool_choice.name: must name a tool declared in tools, of the type tool_choice states.' });
   }
 }
 

@@ -143,6 +143,17 @@ t.test('tools: name required; every listed optional member accepted; others refu
   t.equal(refusedParam({ ...base, tools: [{ name: 'a', defer_loading: 'no' }] }), 'tools[0].defer_loading');
   t.equal(refusedParam({ ...base, tools: [{ name: 'a', eager_input_streaming: 'no' }] }), 'tools[0].eager_input_streaming');
   t.equal(refusedParam({ ...base, tools: [{ name: 'a' }, { name: 'a' }] }), 'tools[1].name', 'a repeated name');
+  // Issue 34 item 2: the message names the member and the rule, not the generic sentence.
+  const message = (body: unknown): string => {
+    try {
+      messagesCodec.prepare(body, 100);
+      return '';
+    } catch (err) {
+      return (err as Error).message;
+    }
+  };
+  t.equal(message({ ...base, tools: [{ name: 'a' }, { name: 'a' }] }), "tools[1].name: another tool is declared under this name; each tool's name must be unique.");
+  t.equal(message({ ...base, tools: [{ name: 'a' }], tool_choice: { type: 'tool', name: 'b' } }), 'tool_choice.name: must name a tool declared in tools.');
 });
 
 t.test('metadata, thinking, output_config, context_management: accepted, no effect, not forwarded', async (t) => {
