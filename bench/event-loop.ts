@@ -1,9 +1,10 @@
 // The HTTP workers' event-loop delay during a job, read from the target's
 // /metrics (event_loop_delay_seconds: each process's delay since the previous
 // scrape, sampled by Node's monitorEventLoopDelay; every build since issue 16
-// reports it, so a before build is measured the same way). A scrape as the
-// recorded phase starts empties every process's window; the scrape after it
-// reads the job's alone. Node's figures are intervals of its 10 ms timer: the
+// reports it, so a before build is measured the same way). A scrape before
+// the job empties every process's window; the scrape after it reads the
+// job's alone (its warm-up included). Both are taken outside the CPU the
+// bench attributes to the job's calls (measure.ts). Node's figures are intervals of its 10 ms timer: the
 // delay is what exceeds 10 ms. The largest delay is a lower bound of the
 // longest single task the loop ran, close to it over many tasks (a task of
 // L ms delays the timer by up to L ms, depending on when in the 10 ms it
