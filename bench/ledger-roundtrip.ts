@@ -32,6 +32,7 @@ import { migrate } from '../src/store/migrate.js';
 import { createPool } from '../src/store/pool.js';
 import { Redis } from 'ioredis';
 import pg from 'pg';
+import { ping as redisAnswers } from '../test/helpers/redis-topology.js';
 
 const { values: args } = parseArgs({
   options: { workers: { type: 'string', default: '2' }, calls: { type: 'string', default: '5000' }, inflight: { type: 'string', default: '64' }, out: { type: 'string' } },
@@ -145,19 +146,6 @@ async function phase(kind: HostKind, flushMs: number, orgId: string, storeUrl: s
   return { host: kind, flush_ms: flushMs, floor: kind === 'redis' ? 'Redis PING' : 'IPC request/reply', sequential_us: sequential, concurrent: { workers: WORKERS, inflight_per_worker: INFLIGHT, pairs, pairs_per_second: Math.round(pairs / wall) }, backlog_at_end: stats.backlog };
 }
 
-/** Whether Redis answers a PING within a second. */
-async function redisAnswers(): Promise<boolean> {
-  const r = new Redis(REDIS_URL, { lazyConnect: true, connectTimeout: 1000, maxRetriesPerRequest: 0, retryStrategy: () => null });
-  r.on('error', () => {});
-  try {
-    await r.connect();
-    return (await r.ping()) === 'PONG';
-  } catch {
-    return false;
-  } finally {
-    r.disconnect();
-  }
-}
 
 /** A database of the bench's own on the server BENCH_DATABASE_URL names: its Redis keys (prefixed by the database name) are its own too. */
 async function benchDatabase(adminUrl: string): Promise<{ url: string; drop: () => Promise<void> }> {
@@ -202,7 +190,7 @@ async function primary(): Promise<void> {
   await createOrganization(pool, orgId, 'bench', 900_000_000_000);
   await updateOrganization(pool, orgId, { quotaPerSecond: 1_000_000, quotaPerMinute: 60_000_000 });
   // The Redis host serves instances that share a PostgreSQL: it is measured only on one.
-  const hosts: HostKind[] = own !== null && (await redisAnswers()) ? ['embedded', 'redis'] : ['embedded'];
+  const hosts: HostKind[] = own !== null && (await redisAnswers(REDIS_URL)) ? ['embedded', 'redis'] : ['embedded'];
   if (!hosts.includes('redis')) process.stderr.write(`bench: Redis host skipped (${own === null ? 'needs BENCH_DATABASE_URL' : `no Redis at ${REDIS_URL}`})\n`);
   const results = [];
   for (const kind of hosts) for (const flushMs of [100, 0]) results.push(await phase(kind, flushMs, orgId, url, pool));

@@ -6,44 +6,24 @@
 // allotment (allotments.ts), which counts an organization's calls, not a
 // key's. The limit travels with each reservation (ReserveRequest.keyQuota),
 // so an edit counts from the key's next call; a window is dropped once it has
-// counted nothing for a minute.
-import { RequestQuota, type QuotaRefusal } from './quota.js';
-
-const WINDOW_MS = 60_000;
-
-interface KeyWindow {
-  quota: RequestQuota;
-  lastUsed: number;
-}
+// counted nothing for a minute (quota.ts QuotaWindows).
+import { QuotaWindows, type QuotaRefusal } from './quota.js';
 
 export class KeyQuotas {
-  private readonly windows = new Map<string, KeyWindow>();
-  private sweptAt = 0;
+  private readonly windows = new QuotaWindows();
 
   /** Admits (and counts) one call of key `keyId` at `now` under `perMinute`, or says why not and for how long. */
   admit(keyId: string, perMinute: number, now: number): QuotaRefusal | null {
-    if (now - this.sweptAt >= WINDOW_MS) this.sweep(now);
-    let w = this.windows.get(keyId);
-    if (w === undefined) this.windows.set(keyId, (w = { quota: new RequestQuota(Infinity, perMinute), lastUsed: now }));
-    w.quota.perMinute = perMinute;
-    const refusal = w.quota.admit(now);
-    if (refusal === null) w.lastUsed = now;
-    return refusal;
+    return this.windows.get(keyId, Infinity, perMinute, now).admit(now);
   }
 
   /** The call admitted at `now` was refused by the organization's quota: it does not count against the key either. */
   refund(keyId: string, now: number): void {
-    this.windows.get(keyId)?.quota.refund(Math.floor(now / 1000), 1);
+    this.windows.peek(keyId)?.refund(Math.floor(now / 1000), 1);
   }
 
   /** Windows open now (for tests and the account view's sake). */
   get size(): number {
     return this.windows.size;
-  }
-
-  /** A window whose last admission left the minute counts nothing: drop it. */
-  private sweep(now: number): void {
-    this.sweptAt = now;
-    for (const [id, w] of this.windows) if (w.lastUsed <= now - WINDOW_MS) this.windows.delete(id);
   }
 }

@@ -92,6 +92,47 @@ export class RequestQuota {
   }
 }
 
+/** A quota unused this long has nothing left in either window (the current second and the 59 before it). */
+const IDLE_MS = 61_000;
+
+/**
+ * A RequestQuota per id (an API key, an organization), made on first use and
+ * forgotten once it has not been used for a whole minute (nothing it counted
+ * is still in either window then), swept at most once a minute, so the map
+ * holds only recent callers. The limits are read on every use, so an edit
+ * counts from the next call.
+ */
+export class QuotaWindows {
+  private readonly windows = new Map<string, { quota: RequestQuota; lastMs: number }>();
+  private sweptAt = 0;
+
+  /** `id`'s quota at `nowMs`, with these limits. */
+  get(id: string, perSecond: number, perMinute: number, nowMs: number): RequestQuota {
+    if (nowMs - this.sweptAt >= IDLE_MS) this.sweep(nowMs);
+    let w = this.windows.get(id);
+    if (w === undefined) this.windows.set(id, (w = { quota: new RequestQuota(perSecond, perMinute), lastMs: nowMs }));
+    w.lastMs = nowMs;
+    w.quota.perSecond = perSecond;
+    w.quota.perMinute = perMinute;
+    return w.quota;
+  }
+
+  /** `id`'s quota if one is kept (no use counted). */
+  peek(id: string): RequestQuota | undefined {
+    return this.windows.get(id)?.quota;
+  }
+
+  /** Ids with a quota kept (for tests). */
+  get size(): number {
+    return this.windows.size;
+  }
+
+  private sweep(nowMs: number): void {
+    this.sweptAt = nowMs;
+    for (const [id, w] of this.windows) if (nowMs - w.lastMs >= IDLE_MS) this.windows.delete(id);
+  }
+}
+
 /** Whole seconds from nowMs until second `untilSec` begins, at least 1 (Retry-After has no zero). */
 function wait(nowMs: number, untilSec: number): number {
   return Math.max(1, Math.ceil((untilSec * 1000 - nowMs) / 1000));

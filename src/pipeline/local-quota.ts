@@ -10,19 +10,10 @@
 // operation reaches no other process, so neither does its quota. An instance
 // therefore admits up to workers × the quota per organization.
 import { GatewayError } from '../errors/gateway-error.js';
-import { RequestQuota } from '../ledger/quota.js';
-
-/** An organization idle this long has nothing left in either window: its counters are dropped. */
-const IDLE_MS = 61_000;
-
-interface Entry {
-  quota: RequestQuota;
-  lastMs: number;
-}
+import { QuotaWindows } from '../ledger/quota.js';
 
 export class LocalQuota {
-  private readonly orgs = new Map<string, Entry>();
-  private sweptAt = 0;
+  private readonly orgs = new QuotaWindows();
 
   constructor(
     readonly perSecond: number,
@@ -31,14 +22,7 @@ export class LocalQuota {
 
   /** Admits (and counts) one local operation of `orgId`, or refuses with 429 rate_limited and Retry-After. */
   admit(orgId: string, nowMs = Date.now()): void {
-    this.sweep(nowMs);
-    let entry = this.orgs.get(orgId);
-    if (entry === undefined) {
-      entry = { quota: new RequestQuota(this.perSecond, this.perMinute), lastMs: nowMs };
-      this.orgs.set(orgId, entry);
-    }
-    entry.lastMs = nowMs;
-    const refusal = entry.quota.admit(nowMs);
+    const refusal = this.orgs.get(orgId, this.perSecond, this.perMinute, nowMs).admit(nowMs);
     if (refusal !== null) {
       throw new GatewayError('rate_limited', {
         retryAfterSeconds: refusal.retryAfterSeconds,
@@ -50,12 +34,5 @@ export class LocalQuota {
   /** Organizations with counters kept (for tests). */
   get size(): number {
     return this.orgs.size;
-  }
-
-  /** At most once a minute: forget organizations idle for a whole window, so the map holds only recent callers. */
-  private sweep(nowMs: number): void {
-    if (nowMs - this.sweptAt < IDLE_MS) return;
-    this.sweptAt = nowMs;
-    for (const [org, entry] of this.orgs) if (nowMs - entry.lastMs >= IDLE_MS) this.orgs.delete(org);
   }
 }
