@@ -17,7 +17,7 @@ import { hashSlot, RedisKeys, redisPrefix, shardOf, SHARDS } from '../../src/led
 import { micros } from '../helpers/money.js';
 import { chat, eventually, fundedForK, redisFor, startInstances, storeMoney, waitForSpread } from '../e2e/scale-out-helpers.js';
 import { assertStormBooks } from './lib/rig.js';
-import { call, type CallResult } from './lib/load.js';
+import { storm } from './lib/load.js';
 import { Redis } from 'ioredis';
 
 const LEASE_MS = 2000;
@@ -69,21 +69,11 @@ if (db !== null && topo !== null) {
     t.equal(new Set(orgs.map((o) => o.primary)).size, 3, `storm organizations on every primary: ${orgs.map((o) => `:${o.primary}`).join(' ')}`);
     for (const o of [...orgs, exact]) await eventually('the key reaches both instances', async () => (await fetch(`${gateways[1].url}/v1/key`, { headers: { authorization: `Bearer ${o.key}` } })).status === 200);
 
-    const results: Array<CallResult & { at: number; gw: number; primary: number }> = [];
-    let running = true;
-    const loops = Array.from({ length: 6 }, async (_, i) => {
-      let n = i;
-      while (running) {
-        const at = Date.now();
-        const gw = n % 2;
-        const o = orgs[n % orgs.length];
-        const r = await call(gateways[gw].url, o.key, n++ % 2 === 0 ? 'chat' : 'chat-stream', 'storm [sim:words=30] [sim:delay_ms=5]');
-        results.push({ ...r, at, gw, primary: o.primary });
-        if (r.outcome !== 'ok') await sleep(20);
-      }
-    });
+    const load = storm(gateways.map((g) => g.url), orgs.map((o) => o.key), 6, ['chat', 'chat-stream'], 'storm [sim:words=30] [sim:delay_ms=5]');
+    const results = load.results;
+    const primaryOf = (r: { keyIndex: number }): number => orgs[r.keyIndex]!.primary;
     // The storm well under way on every primary before the K of N start (a slow machine answers fewer per second).
-    await eventually('the storm answered on every primary', async () => results.filter((r) => r.outcome === 'ok').length >= 30 && new Set(results.filter((r) => r.outcome === 'ok').map((r) => r.primary)).size === 3, 15_000);
+    await eventually('the storm answered on every primary', async () => results.filter((r) => r.outcome === 'ok').length >= 30 && new Set(results.filter((r) => r.outcome === 'ok').map(primaryOf)).size === 3, 15_000);
     const kOfN = Promise.all(Array.from({ length: N }, (_, i) => chat(gateways[i % 2].url, exact.key, content)));
     await eventually('all K holds placed', async () => micros((await organization(gateways[0].url, exact.orgId)).available) < bound, 5000);
     // Lease rounds wait for the victim's replica (WAIT, per primary) before they count.
@@ -107,12 +97,11 @@ if (db !== null && topo !== null) {
     onPromoted.disconnect();
     await eventually(
       'calls answered again after the promotion, on every primary',
-      async () => new Set(results.filter((r) => r.at > promotedAt && r.outcome === 'ok').map((r) => r.primary)).size === 3,
+      async () => new Set(results.filter((r) => r.at > promotedAt && r.outcome === 'ok').map(primaryOf)).size === 3,
       20_000,
     );
     await sleep(3000);
-    running = false;
-    await Promise.all(loops);
+    await load.stop();
     const statuses = (await kOfN).map((c) => c.status);
     t.equal(statuses.filter((s) => s === 200).length, K, `exactly ${K} of ${N} admitted, answered through the failover`);
     t.same(statuses.filter((s) => s !== 200 && s !== 402 && s !== 503), [], 'the rest refused: 402 (no money), 503 (during the failover)');
@@ -124,7 +113,7 @@ if (db !== null && topo !== null) {
     t.ok(before > 20 && after > 20, `${before} calls answered before the kill, ${after} after the promotion`);
     for (const gw of [0, 1]) t.ok(ok.some((r) => r.gw === gw && r.at > promotedAt), `instance ${gw} answers calls after the promotion`);
     // What the failover cost callers: on the killed primary's shards, and on the others'.
-    const on = (victimSide: boolean): typeof results => results.filter((r) => (r.primary === victim) === victimSide);
+    const on = (victimSide: boolean): typeof results => results.filter((r) => (primaryOf(r) === victim) === victimSide);
     for (const side of [true, false]) {
       const mine = on(side);
       const gap = longestGap(mine.filter((r) => r.outcome === 'ok').map((r) => r.at + r.ms), killedAt);

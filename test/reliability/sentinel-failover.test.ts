@@ -15,7 +15,7 @@ import { formatMoney } from '../../src/money/money.js';
 import { micros } from '../helpers/money.js';
 import { chat, eventually, fundedForK, redisFor, startInstances, storeMoney, waitForSpread } from '../e2e/scale-out-helpers.js';
 import { assertStormBooks } from './lib/rig.js';
-import { call, type CallResult } from './lib/load.js';
+import { storm } from './lib/load.js';
 
 const LEASE_MS = 2000;
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
@@ -31,18 +31,8 @@ if (db !== null && topo !== null) {
     const orgs = await Promise.all(Array.from({ length: 3 }, () => provision(gateways[0].url, { balance: '0.50' })));
     for (const o of orgs) await eventually('the key reaches both instances', async () => (await fetch(`${gateways[1].url}/v1/key`, { headers: { authorization: `Bearer ${o.key}` } })).status === 200);
 
-    const results: Array<CallResult & { at: number; gw: number }> = [];
-    let running = true;
-    const loops = Array.from({ length: 6 }, async (_, i) => {
-      let n = i;
-      while (running) {
-        const at = Date.now();
-        const gw = n % 2;
-        const r = await call(gateways[gw].url, orgs[n % orgs.length].key, n++ % 2 === 0 ? 'chat' : 'chat-stream', 'storm [sim:words=30] [sim:delay_ms=5]');
-        results.push({ ...r, at, gw });
-        if (r.outcome !== 'ok') await sleep(20);
-      }
-    });
+    const load = storm(gateways.map((g) => g.url), orgs.map((o) => o.key), 6, ['chat', 'chat-stream'], 'storm [sim:words=30] [sim:delay_ms=5]');
+    const results = load.results;
     // Exact K of N through the failover: an organization funded for exactly K slow calls, N at once over both
     // instances, and the primary killed once all K holds are placed (the calls still running, their settlements ahead).
     const K = 5;
@@ -77,8 +67,7 @@ if (db !== null && topo !== null) {
       throw err;
     });
     await sleep(3000);
-    running = false;
-    await Promise.all(loops);
+    await load.stop();
     const statuses = (await kOfN).map((c) => c.status);
     t.equal(statuses.filter((s) => s === 200).length, K, `exactly ${K} of ${N} admitted, answered through the failover`);
     t.same(statuses.filter((s) => s !== 200 && s !== 402 && s !== 503), [], 'the rest refused: 402 (no money), 503 (during the failover)');

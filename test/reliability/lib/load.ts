@@ -105,19 +105,34 @@ export async function call(base: string, key: string, surface: Surface, text: st
   }
 }
 
-/** `callers` loops of calls on `keys` (round robin over `surfaces`) until stop(); a refused call waits 20 ms before the next. */
-export function storm(base: string, keys: string[], callers: number, surfaces: Surface[], text: string): { stop(): Promise<Array<CallResult & { endedAt: number }>> } {
-  const results: Array<CallResult & { endedAt: number }> = [];
+/** A storm's call: when it started and ended, and which of the storm's bases and keys it went to. */
+export interface StormCall extends CallResult {
+  at: number;
+  endedAt: number;
+  gw: number;
+  keyIndex: number;
+}
+
+/**
+ * `callers` loops of calls until stop(), the n-th on bases[n % bases], keys[n % keys] and surfaces[n % surfaces];
+ * a refused call waits 20 ms before the next. `results` fills as calls end.
+ */
+export function storm(bases: string | string[], keys: string[], callers: number, surfaces: Surface[], text: string): { readonly results: StormCall[]; stop(): Promise<StormCall[]> } {
+  const urls = typeof bases === 'string' ? [bases] : bases;
+  const results: StormCall[] = [];
   let running = true;
   const loops = Array.from({ length: callers }, async (_, i) => {
     let n = i;
     while (running) {
-      const r = await call(base, keys[n % keys.length], surfaces[n++ % surfaces.length], text);
-      results.push({ ...r, endedAt: Date.now() });
+      const at = Date.now();
+      const [gw, keyIndex] = [n % urls.length, n % keys.length];
+      const r = await call(urls[gw]!, keys[keyIndex]!, surfaces[n++ % surfaces.length]!, text);
+      results.push({ ...r, at, endedAt: Date.now(), gw, keyIndex });
       if (r.outcome !== 'ok') await new Promise((resolve) => setTimeout(resolve, 20));
     }
   });
   return {
+    results,
     async stop() {
       running = false;
       await Promise.all(loops);
