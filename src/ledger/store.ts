@@ -23,9 +23,8 @@ export function isCheckViolation(err: unknown): boolean {
 
 /**
  * A settlement as the store writes it: its usage row and, when `writer` is
- * set, its charge (records.ts chargeEntry: the entry is derived from the row
- * in the statement, not sent apart), tagged with the writer so that a retry
- * can recognise its own earlier write.
+ * set, its charge (records.ts chargeEntry: the row carries it, migration 010),
+ * tagged with the writer so that a retry can recognise its own earlier write.
  */
 export interface SettledRow {
   readonly usage: UsageRow;
@@ -78,56 +77,54 @@ d AS (
 
 // A credit's entries (any forfeit, then the credit) as one JSON parameter (json_to_recordset): the
 // primary builds one string natively instead of a text array literal per column. No writer tag: a
-// credit is recognised on replay by its own id (writeCredit).
+// credit is recognised on replay by its own id (writeCredit). Entries written apart from a usage row
+// are rows of ledger_postings (migration 010).
 const INSERT_ENTRIES = `
-  INSERT INTO ledger_entries (id, org_id, kind, funding, amount_micros, request_id, expires_at, note, writer)
+  INSERT INTO ledger_postings (id, org_id, kind, funding, amount_micros, request_id, expires_at, note, writer)
   SELECT id, "orgId", kind, funding, amount, "requestId", "expiresAt", note, writer
   FROM json_to_recordset($1::json) AS t(id text, "orgId" uuid, kind text, funding text, amount bigint, "requestId" text, "expiresAt" timestamptz,
     note text, writer text)
   ON CONFLICT (id) DO NOTHING
   RETURNING id, org_id, funding, amount_micros`;
 
-// One JSON document per flush, parsed once (MATERIALIZED): the usage rows, and
-// from those that carry a writer tag the charge entries (records.ts
-// chargeEntry), instead of a second document repeating their ids, amounts and
-// organizations (measured: docs/performance.md, "The journal's write by COPY").
+// One JSON document per flush, parsed once (MATERIALIZED): the usage rows,
+// each that carries a writer tag with its charge on it (charge_writer,
+// migration 010: the journal's charge entry is the row's, records.ts
+// chargeEntry). e: the charges this statement inserted, as entries.
 const BATCH_ROWS = `r AS MATERIALIZED (
   SELECT * FROM json_to_recordset($1::json) AS t("requestId" text, "orgId" uuid, "keyId" text, "modelId" text, supplier text,
     surface text, funding text, "inputTokens" bigint, "cachedInputTokens" bigint, "outputTokens" bigint, "imageUnits" bigint,
     "reservedMicros" bigint, "chargedMicros" bigint, outcome text, "meteredSource" text, "holdExpired" bool, "ttfbMs" int,
     "totalMs" int, "finishedAt" float8, "overdraftMicros" bigint, writer text)
-), e AS (
-  INSERT INTO ledger_entries (id, org_id, kind, funding, amount_micros, request_id, expires_at, note, writer)
-  SELECT 'charge:' || "requestId", "orgId", 'charge', funding, -"chargedMicros", "requestId", NULL, NULL, writer
-  FROM r WHERE writer IS NOT NULL
-  ON CONFLICT (id) DO NOTHING
-  RETURNING id, org_id, funding, amount_micros
 ), u AS (
   INSERT INTO usage_records (request_id, org_id, key_id, model_id, supplier, surface, funding, input_tokens, cached_input_tokens,
     output_tokens, image_units, reserved_micros, charged_micros, outcome, metered_source, hold_expired, ttfb_ms, total_ms, finished_at,
-    overdraft_micros)
+    overdraft_micros, charge_writer)
   SELECT "requestId", "orgId", "keyId", "modelId", supplier, surface, funding, "inputTokens", "cachedInputTokens", "outputTokens",
     "imageUnits", "reservedMicros", "chargedMicros", outcome, "meteredSource", "holdExpired", "ttfbMs", "totalMs",
-    to_timestamp("finishedAt" / 1000.0), "overdraftMicros"
+    to_timestamp("finishedAt" / 1000.0), "overdraftMicros", writer
   FROM r
   ON CONFLICT (request_id) DO NOTHING
+  RETURNING request_id, org_id, funding, charged_micros, charge_writer
+), e AS (
+  SELECT 'charge:' || request_id AS id, org_id, funding, -charged_micros AS amount_micros FROM u WHERE charge_writer IS NOT NULL
 )`;
 const WRITE_BATCH = `
 WITH ${BATCH_ROWS}, ${applyEntries('')}
 SELECT id FROM e
 UNION ALL
--- Other sub-statements do not see the rows e inserts: these are earlier attempts of this very write. $2 false (a
--- first attempt: there is none) skips the join, which PostgreSQL plans as a scan of the whole journal.
-SELECT l.id FROM ledger_entries l JOIN r ON l.id = 'charge:' || r."requestId" AND l.writer = r.writer
+-- Other sub-statements do not see the rows u inserts: these are earlier attempts of this very write, found by
+-- the request id's primary key. $2 false (a first attempt: there is none) skips the join.
+SELECT 'charge:' || x.request_id FROM usage_records x JOIN r ON x.request_id = r."requestId" AND x.charge_writer = r.writer
 WHERE $2::bool`;
 
-// The COPY path (writeBatch): the same rows and entries as WRITE_BATCH, taken by COPY, then the
-// balances' UPDATE, in one transaction (inTransaction). COPY has no ON CONFLICT: a row
-// already stored fails it whole (unique_violation), and the batch goes by WRITE_BATCH instead.
+// The COPY path (writeBatch): the same rows as WRITE_BATCH, taken by COPY, then the balances'
+// UPDATE, in one transaction (inTransaction). COPY has no ON CONFLICT: a row already stored
+// fails it whole (unique_violation), and the batch goes by WRITE_BATCH instead.
 const COPY_BATCH = `
 COPY usage_records (request_id, org_id, key_id, model_id, supplier, surface, funding, input_tokens, cached_input_tokens, output_tokens,
-  image_units, reserved_micros, charged_micros, outcome, metered_source, hold_expired, ttfb_ms, total_ms, finished_at, overdraft_micros) FROM STDIN;
-COPY ledger_entries (id, org_id, kind, funding, amount_micros, request_id, writer) FROM STDIN`;
+  image_units, reserved_micros, charged_micros, outcome, metered_source, hold_expired, ttfb_ms, total_ms, finished_at, overdraft_micros,
+  charge_writer) FROM STDIN`;
 const APPLY_CHARGES = `
 UPDATE organizations SET balance_micros = balance_micros + v.b, package_micros = package_micros + v.p
 FROM unnest($1::uuid[], $2::bigint[], $3::bigint[]) AS v(id, b, p) WHERE organizations.id = v.id`;
@@ -170,14 +167,14 @@ WITH e AS (${INSERT_ENTRIES}
 ), ${applyEntries(', package_expires_at = coalesce($2::timestamptz, package_expires_at)')}
 SELECT id FROM e`;
 
-/** A usage row as a COPY text-format line, in COPY_BATCH's column order. */
-function usageLine(u: UsageRow): string {
+/** A usage row as a COPY text-format line, in COPY_BATCH's column order; `writer`: its charge's tag (null: no charge). */
+function usageLine(u: UsageRow, writer: string | null): string {
   return (
     `${copyField(u.requestId)}\t${copyField(u.orgId)}\t${copyField(u.keyId)}\t${copyField(u.modelId)}\t${copyField(u.supplier)}\t` +
     `${copyField(u.surface)}\t${copyField(u.funding)}\t${copyField(u.inputTokens)}\t${copyField(u.cachedInputTokens)}\t` +
     `${copyField(u.outputTokens)}\t${copyField(u.imageUnits)}\t${copyField(u.reservedMicros)}\t${copyField(u.chargedMicros)}\t` +
     `${copyField(u.outcome)}\t${copyField(u.meteredSource)}\t${copyField(u.holdExpired)}\t${copyField(u.ttfbMs)}\t` +
-    `${copyField(u.totalMs)}\t${timestampField(u.finishedAt)}\t${copyField(u.overdraftMicros)}\n`
+    `${copyField(u.totalMs)}\t${timestampField(u.finishedAt)}\t${copyField(u.overdraftMicros)}\t${copyField(writer)}\n`
   );
 }
 
@@ -207,6 +204,8 @@ export function pgJson(value: unknown): string {
 }
 
 const EMPTY_SEQS: ReadonlyMap<string, number> = new Map();
+/** A charge entry's id is its request id's (records.ts chargeEntry). */
+const CHARGE = 'charge:';
 
 export class PgLedgerStore implements LedgerStore {
   constructor(private readonly pool: Pool) {}
@@ -217,14 +216,21 @@ export class PgLedgerStore implements LedgerStore {
   }
 
   async loadAccounts(orgIds: string[], entryIds: string[] = []): Promise<Map<string, AccountRow>> {
-    // One statement, so one snapshot: the balance and the entries it counts.
+    // One statement, so one snapshot: the balance and the entries it counts. A charge is found by its usage
+    // row's primary key (migration 010), every other entry by its own.
+    const charges: string[] = [];
+    const others: string[] = [];
+    for (const id of entryIds) if (id.startsWith(CHARGE)) charges.push(id.slice(CHARGE.length));
+    else others.push(id);
     const { rows } = await this.pool.query(
       `SELECT o.id, o.balance_micros, o.package_micros, o.package_expires_at, o.quota_per_second, o.quota_per_minute,
-              (SELECT array_agg(e.id) FROM ledger_entries e WHERE e.id = ANY($2::text[]) AND e.org_id = o.id) AS journaled,
+              array_cat((SELECT array_agg(e.id) FROM ledger_postings e WHERE e.id = ANY($2::text[]) AND e.org_id = o.id),
+                        (SELECT array_agg('charge:' || u.request_id) FROM usage_records u
+                          WHERE u.request_id = ANY($3::text[]) AND u.org_id = o.id AND u.charge_writer IS NOT NULL)) AS journaled,
               (SELECT json_build_object('b', sum(p.balance_micros)::text, 'p', sum(p.package_micros)::text, 'seqs', json_object_agg(p.writer, p.seq))
                  FROM organization_balance_parts p WHERE p.org_id = o.id) AS parts
        FROM organizations o WHERE o.id = ANY($1::uuid[])`,
-      [orgIds, entryIds],
+      [orgIds, others, charges],
     );
     const out = new Map<string, AccountRow>();
     for (const r of rows) {
@@ -266,23 +272,20 @@ export class PgLedgerStore implements LedgerStore {
   /** A first attempt: every row and entry is new, so all of its entries are stored by it, or none (it throws). */
   private async copyBatch(rows: readonly SettledRow[], parts: { writer: string; seq: number } | null = null): Promise<Set<string>> {
     let usage = '';
-    let entries = '';
     const stored = new Set<string>();
     // Per organization, exact: [balance, package] moved by this batch's charges.
     const moved = new Map<string, [bigint, bigint]>();
     for (const { usage: u, writer } of rows) {
-      usage += usageLine(u);
+      usage += usageLine(u, writer);
       if (writer === null) continue;
-      const id = 'charge:' + u.requestId;
-      entries += `${copyField(id)}\t${copyField(u.orgId)}\tcharge\t${copyField(u.funding)}\t${copyField(-u.chargedMicros)}\t${copyField(u.requestId)}\t${copyField(writer)}\n`;
-      stored.add(id);
+      stored.add('charge:' + u.requestId);
       let sums = moved.get(u.orgId);
       if (sums === undefined) moved.set(u.orgId, (sums = [0n, 0n]));
-      // Not a whole number: COPY has already refused the entry's amount, and the transaction with it.
+      // Not a whole number: COPY has already refused the row's charged_micros, and the transaction with it.
       if (Number.isSafeInteger(u.chargedMicros)) sums[u.funding === 'package' ? 1 : 0] -= BigInt(u.chargedMicros);
     }
     await inTransaction(this.pool, async (client) => {
-      await copyIn(client, COPY_BATCH, [Buffer.from(usage, 'utf8'), Buffer.from(entries, 'utf8')]);
+      await copyIn(client, COPY_BATCH, [Buffer.from(usage, 'utf8')]);
       if (parts !== null) for (const { usage: u } of rows) if (!moved.has(u.orgId)) moved.set(u.orgId, [0n, 0n]); // every part the batch touches gets its seq
       if (moved.size === 0) return;
       const ids = [...moved.keys()];
@@ -325,7 +328,7 @@ export class PgLedgerStore implements LedgerStore {
     const credit = entries[entries.length - 1];
     const { rows } = await this.pool.query<{ id: string }>(WRITE_CREDIT, [pgJson(entries), credit.expiresAt]);
     if (rows.some((r) => r.id === credit.id)) return null;
-    const prior = await this.pool.query('SELECT amount_micros, funding FROM ledger_entries WHERE id = $1', [credit.id]);
+    const prior = await this.pool.query('SELECT amount_micros, funding FROM ledger_postings WHERE id = $1', [credit.id]);
     return { amount: Number(prior.rows[0]?.amount_micros ?? 0), funding: prior.rows[0]?.funding ?? credit.funding };
   }
 }

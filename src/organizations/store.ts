@@ -27,7 +27,7 @@ export async function createOrganization(db: Db, id: string, name: string, balan
     `WITH o AS (
        INSERT INTO organizations (id, name, balance_micros) VALUES ($1, $2, $3) RETURNING ${COLUMNS}
      ), e AS (
-       INSERT INTO ledger_entries (id, org_id, kind, funding, amount_micros)
+       INSERT INTO ledger_postings (id, org_id, kind, funding, amount_micros)
        SELECT 'opening:' || o.id, o.id, 'opening', 'balance', o.balance_micros FROM o WHERE o.balance_micros > 0
      )
      SELECT * FROM o`,

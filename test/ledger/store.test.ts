@@ -133,9 +133,11 @@ async function copyPath(t: Test, pool: Pool, store: PgLedgerStore, orgId: string
   t.same([...(await store.writeBatch(batch('c'), true))].sort(), ['charge:c1', 'charge:c3'], 'a first attempt stores every entry');
   t.equal(store.writePaths.copy, copied + 1, 'by COPY');
   await store.writeBatch(batch('s')); // the same rows by the statement (not a first attempt)
-  // Every column but the request id.
+  // Every column but the request id; the charge's writer tag without its prefix.
   const read = async (prefix: string): Promise<Array<Record<string, unknown>>> =>
-    (await pool.query('SELECT * FROM usage_records WHERE request_id LIKE $1 ORDER BY request_id', [`${prefix}_`])).rows.map(({ request_id: _id, ...rest }) => rest);
+    (await pool.query('SELECT * FROM usage_records WHERE request_id LIKE $1 ORDER BY request_id', [`${prefix}_`])).rows.map(
+      ({ request_id: _id, charge_writer: writer, ...rest }) => ({ ...rest, charged_by: writer === null ? null : String(writer).replace(`t:${prefix}`, '') }),
+    );
   const usageRows = await read('c');
   t.equal(usageRows.length, 3);
   t.same(usageRows, await read('s'), 'usage rows: COPY stores what the statement stores');

@@ -9,6 +9,7 @@ import consoleAccounts from './006-console-accounts.js';
 import responseOwners from './007-response-owners.js';
 import balanceParts from './008-balance-parts.js';
 import keyQuotas from './009-key-quotas.js';
+import chargesInUsageRows from './010-charges-in-usage-rows.js';
 
 export interface Migration {
   id: number;
@@ -16,4 +17,4 @@ export interface Migration {
   sql: string;
 }
 
-export const MIGRATIONS: Migration[] = [catalog, organizationsKeys, billing, typicalRequests, moneyLimitsOverdraft, consoleAccounts, responseOwners, balanceParts, keyQuotas];
+export const MIGRATIONS: Migration[] = [catalog, organizationsKeys, billing, typicalRequests, moneyLimitsOverdraft, consoleAccounts, responseOwners, balanceParts, keyQuotas, chargesInUsageRows];
