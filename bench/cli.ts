@@ -53,7 +53,7 @@ Settings
   --sweep-workers LIST   default 1, 2, 4, 8 … up to the gateway's CPUs (at least 1,2)
   --sweep-threads 1,2  --sweep-connections 4,32,128  --sweep-scenarios unary,stream,body-100k
   --gateway-cpus 0  --load-cpus 1   (taskset lists)   --no-pin   run unpinned
-  --profile              also CPU-profile a Tollgate worker under the unary scenario and summarise it
+  --profile              also CPU-profile a Tollgate worker under the unary scenario and summarise it (PROFILE_TOP=N: its N top functions, default 15)
   --profile-scenario ID  …under this scenario instead (e.g. embeddings: what a large reply costs the event loop)
   --profile-ext          …a Tollgate on the given --database-url / --redis-url instead (tollgate-ext is stopped first: they would share its shards)
   --micro                also run the micro-benchmarks (bench/ledger-roundtrip.ts, bench/micro/prepare.ts)

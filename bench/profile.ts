@@ -140,7 +140,7 @@ function render(s: Omit<ProfileSummary, 'text'>): string {
     lines.push(`  longest task: ${p.longestBusy.samples} consecutive busy samples (~${r1((p.longestBusy.samples * PROFILE_INTERVAL_US) / 1000)} ms on the CPU, ${p.longestBusy.gcSamples} of them garbage collection; ${p.longestBusy.wallMs} ms from its first sample to its last)`);
     lines.push('  by group:     ' + p.groups.map((g) => `${g.name} ${g.pct}% (${g.usPerRequest} µs/req)`).join(', '));
     lines.push('  top self time:');
-    for (const f of p.functions.slice(0, 15)) lines.push(`    ${String(f.pct).padStart(5)}%  ${f.name}`);
+    for (const f of p.functions.slice(0, Number(process.env.PROFILE_TOP ?? 15))) lines.push(`    ${String(f.pct).padStart(5)}%  ${f.name}`);
   }
   return lines.join('\n');
 }

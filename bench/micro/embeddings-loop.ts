@@ -11,7 +11,8 @@
 //   - plain: CPU per request of the worker's main thread and of its other
 //     threads (pool, libuv, V8's helpers), from /proc.
 //   node dist/bench/micro/embeddings-loop.js SECONDS ROUNDS DIR [DIR…]   (DIR: a checkout with dist/ built)
-// Environment settings pass through to the gateways (HEAP_MEMORY_REDUCER=true, say).
+// Environment settings pass through to the gateways (HEAP_MEMORY_REDUCER=true, say); SHOW_FULL_GC=1 prints
+// the main isolate's full collections as V8 traced them.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -169,6 +170,7 @@ async function serve(root: string, profiled: boolean): Promise<string> {
     const over = (ms: number): number => runs.filter(([n]) => (n * SAMPLE_US) / 1000 > ms).length;
     // The main isolate's lines: its address is not a thread's (0x7f… on Linux).
     const full = gcLog.split('\n').filter((l) => l.startsWith(`[${worker}:`) && !l.startsWith(`[${worker}:0x7f`) && l.includes('Mark-Compact'));
+    if (process.env.SHOW_FULL_GC === '1') for (const l of full) console.log(l.trim());
     const top = runs.slice(0, 5).map(([n, gc]) => `${n}${gc > 0 ? ` (${gc} GC)` : ''}`);
     return `${requests} requests; longest busy runs (samples of ${SAMPLE_US} µs): ${top.join(', ')}; runs over 2 ms ${over(2)}, over 5 ms ${over(5)}; full collections of the main isolate ${full.length} (${full.filter((l) => l.includes('(reduce)')).length} by the memory reducer)`;
   } finally {

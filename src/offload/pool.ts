@@ -61,6 +61,16 @@ function movable(body: Buffer): Uint8Array {
  */
 const REPLIES_INLINE = process.env.TOLLGATE_BENCH_EMBEDDINGS_INLINE === '1';
 
+/**
+ * A pool thread's young generation: 6 MB (2 MB semi-spaces), whatever the
+ * HTTP worker's own (memory.semi_space_mb, a process-wide V8 flag that the
+ * threads would otherwise share). Measured (docs/performance.md, "The
+ * worker's young generation"): the worker's 8 MB semi-spaces cut its CPU per
+ * call; the same in the threads bought 100 KB bodies and embeddings nothing
+ * beyond noise and cost each thread up to 18 MB more.
+ */
+const POOL_THREAD_LIMITS = { maxYoungGenerationSizeMb: 6 };
+
 /** A supplier request withdrawn while it waited for its share of the fetch pool (its client left): no supplier saw it. */
 export class WithdrawnFromPool extends CallAborted {}
 
@@ -112,6 +122,7 @@ export class OffloadPool {
         maxThreads: this.maxThreads,
         idleTimeout: 60_000,
         workerData: { nice: this.nice },
+        resourceLimits: POOL_THREAD_LIMITS,
       });
       // Once, when the pool is made: on every access it added a listener per task (MaxListenersExceededWarning in bench/micro/image-reply.ts).
       this.pool.on('error', this.onThreadError);
@@ -138,6 +149,7 @@ export class OffloadPool {
         atomics: 'disabled',
         idleTimeout: 60_000,
         workerData: { nice: this.nice },
+        resourceLimits: POOL_THREAD_LIMITS,
       });
       this.fetchPool.on('error', this.onThreadError);
     }

@@ -59,9 +59,9 @@ t.test('the process refuses to start on a bad value: one line, non-zero exit', a
 
 t.test('memory: V8 heap sizing of the workers, from the file or the environment, bounded', async (t) => {
   const d = loadConfig({});
-  t.same(d.memory, { semi_space_mb: 2, heap_growing_percent: 50, reducer: false });
-  const c = loadConfig({ HEAP_SEMI_SPACE_MB: '0', HEAP_GROWING_PERCENT: '100', HEAP_MEMORY_REDUCER: 'true' });
-  t.same(c.memory, { semi_space_mb: 0, heap_growing_percent: 100, reducer: true });
+  t.same(d.memory, { semi_space_mb: 8, heap_growing_percent: 100, reducer: false });
+  const c = loadConfig({ HEAP_SEMI_SPACE_MB: '0', HEAP_GROWING_PERCENT: '50', HEAP_MEMORY_REDUCER: 'true' });
+  t.same(c.memory, { semi_space_mb: 0, heap_growing_percent: 50, reducer: true });
   t.equal(loadConfig({ HEAP_MEMORY_REDUCER: '0' }).memory.reducer, false);
   t.throws(() => loadConfig({ HEAP_MEMORY_REDUCER: 'yes' }), /memory\.reducer/);
   t.throws(() => loadConfig({ HEAP_SEMI_SPACE_MB: '65' }), /config: memory\.semi_space_mb must be <= 64 \(from HEAP_SEMI_SPACE_MB\)/);
