@@ -61,7 +61,7 @@ t.test('charge entries written before migration 010 move onto their usage rows, 
   const account = (await store.loadAccounts([org], ['charge:r1', 'charge:r2', 'credit:p1', 'charge:nope'])).get(org)!;
   t.equal(account.balance, 10_000_000 - 700);
   t.equal(account.package, 50_000 - 300);
-  t.same([...account.journaled].sort(), ['charge:r1', 'credit:p1'], 'a charge stored before the migration is found as journaled; a row charged nothing is not');
+  t.same([...(account.journaled ?? [])].sort(), ['charge:r1', 'credit:p1'], 'a charge stored before the migration is found as journaled; a row charged nothing is not');
   // A repeated settlement of a charge written before the migration counts nothing; a new one counts once.
   const stored = await store.writeBatch([{ usage: usage('r1', org, 700, 'balance'), writer: 'w:again' }, { usage: usage('r4', org, 50, 'balance'), writer: 'w:r4' }], true);
   t.same([...stored], ['charge:r4'], 'only the new charge is stored by the write');
