@@ -58,6 +58,8 @@ export const PROJECTION_MIN = 12;
 export const WORKER_GROWTH_LIMIT = 1.1;
 /** The ledger on Redis may cost at most this much more CPU per call than the embedded one (issue 32). */
 export const REDIS_CPU_LIMIT = 1.15;
+/** Scenarios that are not chat calls: the memory goals do not read their peaks. */
+const NOT_CHAT = new Set(['tokenizer', 'embeddings', 'count-tokens']);
 
 export function goals(aggs: Aggregate[]): Goal[] {
   const out: Goal[] = [];
@@ -122,8 +124,8 @@ export function goals(aggs: Aggregate[]): Goal[] {
       }
     }
 
-    // Memory: the peaks over the chat scenarios (the tokenizer and mixed scenarios load the pool on purpose).
-    const chat = aggs.filter((a) => a.target === t && a.scenario !== 'tokenizer' && !a.scenario.startsWith('beside-') && !a.scenario.startsWith('mixed-'));
+    // Memory: the peaks over the chat scenarios (the tokenizer, embeddings, count-tokens and mixed scenarios load the pool on purpose).
+    const chat = aggs.filter((a) => a.target === t && !NOT_CHAT.has(a.scenario) && !a.scenario.startsWith('beside-') && !a.scenario.startsWith('mixed-'));
     const workerPeak = Math.max(0, ...chat.map((a) => a.peakRssByRole.worker ?? 0));
     if (workerPeak > 0) add('worker_rss', 'chat scenarios: peak RSS of an HTTP worker', workerPeak / MB, null, 'MB', workerPeak / MB, 'MB', 150);
     const oneWorker = chat.every((a) => (a.processCount.worker ?? 0) <= 1);

@@ -69,6 +69,8 @@ t.test('goals: every issue-14 target under its stable id, a ratio and pass/miss,
     full('stream-delay5', 'bare', 'bare', { latency: lat(330, 340) }),
     full('stream-delay5', 'tollgate', 'tollgate', { latency: lat(333, 341), ...g }),
     full('beside-embeddings', 'tollgate', 'tollgate', { peakRssByRole: { worker: 400 * MB }, processCount: { worker: 1 } }),
+    full('embeddings', 'tollgate', 'tollgate', { peakRssByRole: { worker: 350 * MB }, peakTotalBytes: 370 * MB, processCount: { worker: 1 } }),
+    full('count-tokens', 'tollgate', 'tollgate', { peakRssByRole: { worker: 300 * MB }, peakTotalBytes: 320 * MB, processCount: { worker: 1 } }),
   ];
   const list = goals(aggs);
   const byId = new Map(list.map((x) => [x.id, x]));
@@ -90,7 +92,7 @@ t.test('goals: every issue-14 target under its stable id, a ratio and pass/miss,
   t.match(byId.get('cluster_ceiling'), { measured: 100_000, pass: null });
   // One worker: 1e6 / 100 µs = 10,000 calls/s; 16 of them 160,000, capped by the ceiling (100,000): 10×.
   t.match(byId.get('projection_16_cores'), { measured: 100_000, reference: 10_000, score: 10, limit: 12, pass: false });
-  t.match(byId.get('worker_rss'), { score: 140, pass: true }, 'the mixed scenarios are not chat scenarios');
+  t.match(byId.get('worker_rss'), { score: 140, pass: true }, 'the mixed, embeddings and count-tokens scenarios are not chat scenarios');
   t.match(byId.get('gateway_rss_one_worker'), { score: 240, pass: true });
 });
 
