@@ -278,7 +278,7 @@ export class PgLedgerStore implements LedgerStore {
     for (const { usage: u, writer } of rows) {
       usage += usageLine(u, writer);
       if (writer === null) continue;
-      stored.add('charge:' + u.requestId);
+      stored.add(CHARGE + u.requestId);
       let sums = moved.get(u.orgId);
       if (sums === undefined) moved.set(u.orgId, (sums = [0n, 0n]));
       // Not a whole number: COPY has already refused the row's charged_micros, and the transaction with it.

@@ -7,14 +7,8 @@ import { createPool } from '../../src/store/pool.js';
 import { migrate } from '../../src/store/migrate.js';
 import { MIGRATIONS } from '../../src/store/migrations/index.js';
 import { PgLedgerStore } from '../../src/ledger/store.js';
-import type { UsageRow } from '../../src/ledger/protocol.js';
 import { testDatabase } from '../helpers/services.js';
-
-const usage = (requestId: string, orgId: string, charged: number, funding: 'balance' | 'package'): UsageRow => ({
-  requestId, orgId, keyId: 'k1', modelId: 'm1', supplier: 'sim', surface: 'chat', funding, inputTokens: 3, cachedInputTokens: 0, outputTokens: 5,
-  imageUnits: 0, reservedMicros: 1000, chargedMicros: charged, overdraftMicros: 0, outcome: 'completed', meteredSource: 'supplier', holdExpired: false,
-  ttfbMs: 1, totalMs: 2, finishedAt: Date.now(),
-});
+import { usage } from '../ledger/helpers.js';
 
 t.test('charge entries written before migration 010 move onto their usage rows, the journal and balances unchanged', async (t) => {
   const url = await testDatabase(t);
@@ -32,7 +26,7 @@ t.test('charge entries written before migration 010 move onto their usage rows, 
   await pool.query(`INSERT INTO ledger_entries (id, org_id, kind, funding, amount_micros) VALUES ('opening:' || $1::text, $1::uuid, 'opening', 'balance', 10000000),
     ('credit:p1', $1::uuid, 'credit', 'package', 50000)`, [org]);
   // Rows and entries as 009's statement wrote them: a charged row with its entry, a row charged nothing without one.
-  const rows = [usage('r1', org, 700, 'balance'), usage('r2', org, 0, 'balance'), usage('r3', org, 300, 'package')];
+  const rows = [usage('r1', 700, 1000, 'balance', org), usage('r2', 0, 1000, 'balance', org), usage('r3', 300, 1000, 'package', org)];
   for (const u of rows) {
     await pool.query(
       `INSERT INTO usage_records (request_id, org_id, key_id, model_id, supplier, surface, funding, input_tokens, cached_input_tokens, output_tokens,
@@ -63,7 +57,7 @@ t.test('charge entries written before migration 010 move onto their usage rows, 
   t.equal(account.package, 50_000 - 300);
   t.same([...(account.journaled ?? [])].sort(), ['charge:r1', 'credit:p1'], 'a charge stored before the migration is found as journaled; a row charged nothing is not');
   // A repeated settlement of a charge written before the migration counts nothing; a new one counts once.
-  const stored = await store.writeBatch([{ usage: usage('r1', org, 700, 'balance'), writer: 'w:again' }, { usage: usage('r4', org, 50, 'balance'), writer: 'w:r4' }], true);
+  const stored = await store.writeBatch([{ usage: usage('r1', 700, 1000, 'balance', org), writer: 'w:again' }, { usage: usage('r4', 50, 1000, 'balance', org), writer: 'w:r4' }], true);
   t.same([...stored], ['charge:r4'], 'only the new charge is stored by the write');
   const sums = (await pool.query(`SELECT m.balance_micros::text AS b, (SELECT sum(amount_micros) FROM ledger_entries WHERE org_id = $1 AND funding = 'balance')::text AS j
                                   FROM organization_money m WHERE m.id = $1`, [org])).rows[0];
