@@ -4,6 +4,7 @@ import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { packageRoot } from '../src/config/paths.js';
+import type { LoadClient } from './loadgen-job.js';
 import { MIXED_SCENARIOS, SCENARIOS, scenarioById } from './scenarios.js';
 
 /**
@@ -33,7 +34,8 @@ Targets (all in the same run, interleaved A B C A B C …)
   --targets LIST         built-in targets to run (default direct,bare,tollgate): direct, bare, tollgate,
                          tollgate-inline (supplier replies decoded on the event loop: the pool off for embeddings)
   --tollgate-from NAME=DIR  another build's Tollgate (DIR: a checkout with dist/ built), started like tollgate
-  --variant NAME:K=V,…   another Tollgate of this build with these environment settings, e.g. nice0:PISCINA_NICE=0
+  --variant NAME:K=V,…   another Tollgate of this build with these environment settings, e.g. nice0:PISCINA_NICE=0;
+                         NODE_ARGS='--a --b' gives node flags to its primary and workers (sgc:NODE_ARGS=--single-threaded-gc)
   --target NAME=URL      another gateway (its base URL; the scenario path /v1/chat/completions is appended)
   --header 'K: V'        a header for the --target before it (repeatable), e.g. 'Authorization: Bearer …'
   --target-pid NAME=PID  that gateway's process, so its CPU and memory can be reported
@@ -53,6 +55,10 @@ Settings
   --sweep-workers LIST   default 1, 2, 4, 8 … up to the gateway's CPUs (at least 1,2)
   --sweep-threads 1,2  --sweep-connections 4,32,128  --sweep-scenarios unary,stream,body-100k
   --gateway-cpus 0  --load-cpus 1   (taskset lists)   --no-pin   run unpinned
+  --load-procs N         load generator processes sharing each job's connections (default 1), --sim-procs N
+                         simulator processes on one port (default 1): a load that one core cannot send or answer
+  --client raw           the load generator's keep-alive calls without streams on a lean client (default undici:
+                         ~26 µs of client CPU per call here, raw about a third), e.g. for a sweep over many workers
   --profile              also CPU-profile a Tollgate worker under the unary scenario and summarise it (PROFILE_TOP=N: its N top functions, default 15)
   --profile-scenario ID  …under this scenario instead (e.g. embeddings: what a large reply costs the event loop)
   --profile-ext          …a Tollgate on the given --database-url / --redis-url instead (tollgate-ext is stopped first: they would share its shards)
@@ -75,6 +81,8 @@ export interface TollgateVariant {
   name: string;
   root?: string;
   env: Record<string, string>;
+  /** Node flags for its processes (the workers inherit the primary's). */
+  nodeArgs?: string[];
 }
 
 /** Built-in variants, named in --targets. */
@@ -107,6 +115,10 @@ export interface Options {
   pin: boolean;
   gatewayCpus: string;
   loadCpus: string;
+  /** Load generator processes per job (LoadGen), simulator processes on one port. */
+  loadProcs: number;
+  simProcs: number;
+  client: LoadClient;
   out: string;
   /** --ports: the range every port comes from, or null for any free port. */
   ports: { from: number; to: number } | null;
@@ -160,6 +172,9 @@ export function parseOptions(argv: string[]): Options | null {
       'gateway-cpus': { type: 'string', default: '0' },
       'load-cpus': { type: 'string', default: '1' },
       'no-pin': { type: 'boolean' },
+      'load-procs': { type: 'string', default: '1' },
+      'sim-procs': { type: 'string', default: '1' },
+      client: { type: 'string', default: 'undici' },
       profile: { type: 'boolean' },
       'profile-scenario': { type: 'string', default: 'unary' },
       'profile-ext': { type: 'boolean' },
@@ -225,7 +240,8 @@ export function parseOptions(argv: string[]): Options | null {
     // At the first '=' only: a value may hold one itself (NODE_OPTIONS=--max-semi-space-size=64).
     const pairs = colon <= 0 ? [] : list(spec.slice(colon + 1)).map((kv) => (kv.indexOf('=') < 0 ? [kv] : [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]));
     if (pairs.length === 0 || pairs.some((kv) => kv.length !== 2 || kv[0] === '')) throw new Error(`--variant expects NAME:KEY=VALUE[,KEY=VALUE…], got '${spec}'`);
-    variants.push({ name: spec.slice(0, colon), env: Object.fromEntries(pairs) });
+    const { NODE_ARGS, ...env } = Object.fromEntries(pairs) as Record<string, string>;
+    variants.push({ name: spec.slice(0, colon), env, ...(NODE_ARGS === undefined ? {} : { nodeArgs: NODE_ARGS.split(' ').filter((a) => a !== '') }) });
   }
   if (values['redis-sentinel'] !== undefined && (!values['redis-sentinel'].startsWith('redis-sentinel://') || values['database-url'] === undefined)) {
     throw new Error('--redis-sentinel expects a redis-sentinel://host:port[,host:port…]/<master> URL, and --database-url for its Tollgate');
@@ -255,6 +271,9 @@ export function parseOptions(argv: string[]): Options | null {
     pin: !values['no-pin'],
     gatewayCpus: values['gateway-cpus']!,
     loadCpus: values['load-cpus']!,
+    loadProcs: num(values['load-procs'], 1, '--load-procs'),
+    simProcs: num(values['sim-procs'], 1, '--sim-procs'),
+    client: loadClient(values.client!),
     out: values.out!,
     ports: values.ports === undefined ? null : portRange(values.ports),
     micro: values.micro === true,
@@ -268,6 +287,11 @@ export function parseOptions(argv: string[]): Options | null {
       scenarios: sweepScenarios,
     },
   };
+}
+
+function loadClient(text: string): LoadClient {
+  if (text !== 'undici' && text !== 'raw') throw new Error(`--client expects undici or raw, got '${text}'`);
+  return text;
 }
 
 /** "19000-19099" → {from, to}: ports above 1023 and at least 8 of them (a run opens a few per target). */

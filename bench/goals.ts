@@ -25,6 +25,7 @@ export const GOAL_IDS = [
   'unary_cpu_all_vs_bare',
   'store_cpu_per_call',
   'primary_cpu_per_call',
+  'sweep_scaling',
 ] as const;
 export type GoalId = (typeof GOAL_IDS)[number];
 
@@ -58,6 +59,8 @@ export const PROJECTION_MIN = 12;
 export const WORKER_GROWTH_LIMIT = 1.1;
 /** The ledger on Redis may cost at most this much more CPU per call than the embedded one (issue 32). */
 export const REDIS_CPU_LIMIT = 1.15;
+/** Issue 32: the sweep's calls/s at the most WORKERS must reach this many times WORKERS=1's, rising at each step. */
+export const SWEEP_SCALING_MIN = 8;
 /** Scenarios that are not chat calls: the memory goals do not read their peaks. */
 const NOT_CHAT = new Set(['tokenizer', 'embeddings', 'count-tokens']);
 
@@ -173,6 +176,37 @@ export function workerScalingGoal(aggs: Aggregate[], settings: Array<{ label: st
     limit: WORKER_GROWTH_LIMIT,
     atMost: true,
     pass: ratio <= WORKER_GROWTH_LIMIT,
+  };
+}
+
+/**
+ * From a sweep (issue 32): calls/s at the most WORKERS over WORKERS=1, the
+ * same pool size and connections; it passes when that reaches
+ * SWEEP_SCALING_MIN and every step of WORKERS served more calls than the one
+ * before it (an operator who adds workers never gets fewer calls).
+ */
+export function sweepScalingGoal(aggs: Aggregate[], settings: Array<{ label: string; workers: number; threads: number }>, scenario: string): Goal | null {
+  const threads = Math.min(...settings.map((s) => s.threads));
+  const steps = settings.filter((s) => s.threads === threads).sort((a, b) => a.workers - b.workers);
+  const rps = steps.map((s) => aggs.find((x) => x.scenario === scenario && x.target === s.label)?.rps ?? null);
+  const lo = steps[0];
+  const hi = steps[steps.length - 1];
+  if (lo === undefined || hi === undefined || lo.workers !== 1 || lo.workers === hi.workers || rps.some((x) => x === null || x <= 0)) return null;
+  const ratio = rps[rps.length - 1]! / rps[0]!;
+  const rising = rps.every((x, i) => i === 0 || x! > rps[i - 1]!);
+  return {
+    id: 'sweep_scaling',
+    target: `${hi.label} / ${lo.label}`,
+    what: `${scenario}: calls/s at WORKERS=${hi.workers} over WORKERS=1 (${steps.map((s, i) => `W${s.workers} ${Math.round(rps[i]!)}`).join(', ')}; ${rising ? 'rising at every step' : 'NOT rising at every step'})`,
+    measured: Math.round(rps[rps.length - 1]!),
+    reference: Math.round(rps[0]!),
+    unit: 'calls/s',
+    ratio: r3(ratio),
+    score: r3(ratio),
+    scoreUnit: '×',
+    limit: SWEEP_SCALING_MIN,
+    atMost: false,
+    pass: rising && ratio >= SWEEP_SCALING_MIN,
   };
 }
 

@@ -2,6 +2,13 @@
 // runs them) and the runner (which sends them over IPC and reads the results).
 import type { HistogramJson } from './histogram.js';
 
+/**
+ * The load generator's HTTP client: undici (the default, every scenario), or
+ * raw (bench/raw-client.ts: keep-alive calls without streams, about a third of
+ * undici's CPU per call) for loads one client process could not send otherwise.
+ */
+export type LoadClient = 'undici' | 'raw';
+
 export interface LoadJob {
   /** e.g. http://127.0.0.1:8080 */
   origin: string;

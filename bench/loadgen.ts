@@ -13,7 +13,16 @@
 // request and the numbers say more about the target.
 import { Pool, type Dispatcher } from 'undici';
 import { Histogram } from './histogram.js';
-import type { LoadJob, LoadMessage, LoadResult, RunnerMessage } from './loadgen-job.js';
+import type { LoadClient, LoadJob, LoadMessage, LoadResult, RunnerMessage } from './loadgen-job.js';
+import { RawPool } from './raw-client.js';
+
+/** The runner's --client (LoadGen.start): raw serves keep-alive calls without streams; the rest stay on undici. */
+const CLIENT = (process.env.TOLLGATE_BENCH_CLIENT ?? 'undici') as LoadClient;
+
+/** What the lanes dispatch on: undici's Pool, or the raw client's. */
+interface Lanes {
+  dispatch(opts: Dispatcher.DispatchOptions, handler: Dispatcher.DispatchHandler): unknown;
+}
 
 /** How long requests still in flight at the end of a phase may take before the run is abandoned. */
 const GRACE_MS = 30_000;
@@ -117,7 +126,7 @@ class Exchange implements Dispatcher.DispatchHandler {
   }
 }
 
-function runPhase(pool: Pool, job: LoadJob, record: boolean, ms: number, body: Buffer): Promise<Phase> {
+function runPhase(pool: Lanes, job: LoadJob, record: boolean, ms: number, body: Buffer): Promise<Phase> {
   const phase = new Phase(job, record);
   if (ms <= 0) return Promise.resolve(phase);
   const opts: Dispatcher.DispatchOptions = {
@@ -157,7 +166,7 @@ function runPhase(pool: Pool, job: LoadJob, record: boolean, ms: number, body: B
  * counts those in flight, and the phase ends when the schedule is over and
  * the last answer is in.
  */
-function paced(pool: Pool, opts: Dispatcher.DispatchOptions, phase: Phase, rate: number, started: number): void {
+function paced(pool: Lanes, opts: Dispatcher.DispatchOptions, phase: Phase, rate: number, started: number): void {
   const interval = 1000 / rate;
   let sent = 0;
   let scheduling = true;
@@ -183,15 +192,18 @@ function paced(pool: Pool, opts: Dispatcher.DispatchOptions, phase: Phase, rate:
 }
 
 async function runJob(job: LoadJob, measuring: () => Promise<void>): Promise<LoadResult> {
-  const pool = new Pool(job.origin, {
-    connections: job.concurrency,
-    pipelining: 1,
-    keepAliveTimeout: 60_000,
-    headersTimeout: 30_000,
-    bodyTimeout: 30_000,
-    connect: { timeout: 10_000 },
-  });
   const body = Buffer.from(job.body);
+  const pool =
+    CLIENT === 'raw' && job.keepAlive && !job.stream
+      ? new RawPool(job.origin, job.path, job.headers, body, job.concurrency)
+      : new Pool(job.origin, {
+          connections: job.concurrency,
+          pipelining: 1,
+          keepAliveTimeout: 60_000,
+          headersTimeout: 30_000,
+          bodyTimeout: 30_000,
+          connect: { timeout: 10_000 },
+        });
   try {
     const warm = await runPhase(pool, job, false, job.warmupMs, body);
     if (warm.errors > 0) return result(warm, 0, { user: 0, system: 0 });

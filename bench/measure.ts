@@ -3,27 +3,25 @@
 // recorded phase and samples its processes' resident memory during it.
 import { join } from 'node:path';
 import { packageRoot } from '../src/config/paths.js';
-import type { LoadJob, LoadMessage, LoadResult } from './loadgen-job.js';
+import { Histogram, type HistogramJson } from './histogram.js';
+import type { LoadClient, LoadJob, LoadMessage, LoadResult } from './loadgen-job.js';
 import { scrapeLoopDelay, type LoopDelay } from './event-loop.js';
 import { contextSwitches, cpuMs, cpuMsReaped, machineBusyMs, mainThreadCpuMs, pssBytes, rssBytes, Spawned } from './procs.js';
 import type { ProcessRole, Target } from './targets.js';
 
 const RSS_SAMPLE_MS = 100;
 
-export class LoadGen {
+/** One load generator process (bench/loadgen.ts), driven over IPC. */
+class LoadGenProcess {
   private onMessage: ((m: LoadMessage) => void) | null = null;
 
-  private constructor(private readonly proc: Spawned) {
+  private constructor(readonly proc: Spawned) {
     proc.proc.on('message', (m: LoadMessage) => this.onMessage?.(m));
   }
 
-  get pid(): number {
-    return this.proc.pid;
-  }
-
-  static async start(cpus: string | null): Promise<LoadGen> {
-    const proc = new Spawned('load generator', [join(packageRoot, 'dist/bench/loadgen.js')], { cpus, ipc: true });
-    const gen = new LoadGen(proc);
+  static async start(cpus: string | null, client: LoadClient): Promise<LoadGenProcess> {
+    const proc = new Spawned('load generator', [join(packageRoot, 'dist/bench/loadgen.js')], { cpus, ipc: true, env: { ...process.env, TOLLGATE_BENCH_CLIENT: client } });
+    const gen = new LoadGenProcess(proc);
     await new Promise<void>((resolve, reject) => {
       gen.onMessage = (m) => m.type === 'ready' && resolve();
       void proc.exited.then((code) => reject(new Error(`load generator exited (${code})\n${proc.tail()}`)));
@@ -31,25 +29,96 @@ export class LoadGen {
     return gen;
   }
 
-  /** Runs `job`; `measuring` is called (and awaited) between the warm-up and the recorded phase. */
-  run(job: LoadJob, measuring: () => void): Promise<LoadResult> {
+  /** Runs `job`; `warmed` resolves once its warm-up is over, and the recorded phase starts when `go` resolves. */
+  run(job: LoadJob, warmed: () => void, go: Promise<void>): Promise<LoadResult> {
     return new Promise((resolve, reject) => {
       const gone = (code: number | null): void => reject(new Error(`load generator exited (${code}) during a job\n${this.proc.tail()}`));
       void this.proc.exited.then(gone);
       this.onMessage = (m) => {
         if (m.type === 'measuring') {
-          measuring();
-          this.proc.proc.send({ type: 'go' });
+          warmed();
+          void go.then(() => this.proc.proc.send({ type: 'go' }));
         } else if (m.type === 'result') resolve(m.result);
         else if (m.type === 'failed') reject(new Error(`load generator: ${m.message}`));
       };
       this.proc.proc.send({ type: 'job', job });
     });
   }
+}
+
+/**
+ * The load: one process, or several (--load-procs) when one cannot make the
+ * calls the target serves (a cluster of 12 workers on a 16-core machine
+ * answers more than one client process sends). A job's connections, pace and
+ * request cap are split between them; each warms up, the target's CPU is
+ * read once all of them have, then all record together and their results
+ * are merged (histograms add up; the recorded phase is the longest).
+ */
+export class LoadGen {
+  private constructor(private readonly procs: LoadGenProcess[]) {}
+
+  get pids(): number[] {
+    return this.procs.map((p) => p.proc.pid);
+  }
+
+  static async start(cpus: string | null, processes = 1, client: LoadClient = 'undici'): Promise<LoadGen> {
+    return new LoadGen(await Promise.all(Array.from({ length: processes }, () => LoadGenProcess.start(cpus, client))));
+  }
+
+  /** Runs `job`; `measuring` is called (and awaited) between the warm-up and the recorded phase. */
+  async run(job: LoadJob, measuring: () => void): Promise<LoadResult> {
+    const shares = splitJob(job, this.procs.length);
+    let warm = 0;
+    let go!: () => void;
+    const started = new Promise<void>((r) => (go = r));
+    const warmed = (): void => {
+      if (++warm < shares.length) return;
+      measuring();
+      go();
+    };
+    return mergeResults(await Promise.all(shares.map((share, i) => this.procs[i]!.run(share, warmed, started))));
+  }
 
   stop(): Promise<void> {
-    return this.proc.stop(2000);
+    return Promise.all(this.procs.map((p) => p.proc.stop(2000))).then(() => {});
   }
+}
+
+/** `job` split between `n` load processes: connections, pace and the request cap (a process gets at least one connection). */
+export function splitJob(job: LoadJob, n: number): LoadJob[] {
+  const parts = Math.max(1, Math.min(n, job.concurrency));
+  return Array.from({ length: parts }, (_, i) => {
+    const share = (total: number): number => Math.floor(total / parts) + (i < total % parts ? 1 : 0);
+    return {
+      ...job,
+      concurrency: share(job.concurrency),
+      maxRequests: Math.ceil(job.maxRequests / parts),
+      ...(job.ratePerSec === undefined ? {} : { ratePerSec: job.ratePerSec / parts }),
+    };
+  });
+}
+
+export function mergeResults(results: LoadResult[]): LoadResult {
+  if (results.length === 1) return results[0]!;
+  const merged = (pick: (r: LoadResult) => HistogramJson | null): HistogramJson | null =>
+    results.some((r) => pick(r) === null) ? null : results.reduce((h, r) => h.merge(pick(r)!), new Histogram()).toJSON();
+  const errorKinds: Record<string, number> = {};
+  for (const r of results) for (const [k, c] of Object.entries(r.errorKinds)) errorKinds[k] = (errorKinds[k] ?? 0) + c;
+  const sum = (pick: (r: LoadResult) => number): number => results.reduce((x, r) => x + pick(r), 0);
+  return {
+    requests: sum((r) => r.requests),
+    errors: sum((r) => r.errors),
+    errorKinds,
+    errorSamples: results.flatMap((r) => r.errorSamples).slice(0, 5),
+    elapsedMs: Math.max(...results.map((r) => r.elapsedMs)),
+    latency: merged((r) => r.latency)!,
+    ttfb: merged((r) => r.ttfb),
+    gap: merged((r) => r.gap),
+    events: sum((r) => r.events),
+    bytesIn: sum((r) => r.bytesIn),
+    cpuUserMs: sum((r) => r.cpuUserMs),
+    cpuSystemMs: sum((r) => r.cpuSystemMs),
+  };
 }
 
 export interface ProcessUse extends ProcessRole {
@@ -85,7 +154,8 @@ export interface MeasureContext {
   loadgen: LoadGen;
   /** A second load generator, for the workload a mixed scenario sends beside its own (scenarios.ts `beside`). */
   background: LoadGen | null;
-  simulatorPid: number;
+  /** The simulator's processes (--sim-procs). */
+  simulatorPids: number[];
 }
 
 const QUIET_WINDOW_MS = 250;
@@ -116,7 +186,7 @@ export async function measure(ctx: MeasureContext, target: Target, scenario: str
   let roles = target.processes();
   const reaped = new Set(roles.filter((r) => r.reaped).map((r) => r.pid));
   const cpuOf = (pid: number): number | null => (reaped.has(pid) ? cpuMsReaped(pid) : cpuMs(pid));
-  const pids = [...new Set([...roles.map((r) => r.pid), ctx.simulatorPid])];
+  const pids = [...new Set([...roles.map((r) => r.pid), ...ctx.simulatorPids])];
   const before = new Map<number, number>();
   const mainBefore = new Map<number, number>();
   const switchesBefore = new Map<number, number>();
@@ -182,7 +252,7 @@ export async function measure(ctx: MeasureContext, target: Target, scenario: str
     result,
     processes: roles.map((r) => ({ ...r, cpuMs: used(r.pid), mainThreadCpuMs: usedMain(r.pid), contextSwitches: switched(r.pid), peakRssBytes: peak.get(r.pid) ?? 0 })),
     peakTotalPssBytes: peakTotal,
-    simulatorCpuMs: target.kind === 'direct' ? 0 : used(ctx.simulatorPid),
+    simulatorCpuMs: target.kind === 'direct' ? 0 : ctx.simulatorPids.reduce((sum, pid) => sum + used(pid), 0),
     otherCores: Math.round(otherCores * 100) / 100,
     loopDelay,
   };

@@ -53,7 +53,7 @@ async function main(): Promise<number> {
 
   // The bench's key may have as many calls in progress as the largest scenario makes (with its heavy calls beside).
   const keyConcurrency = Math.max(...o.scenarios.map((id) => { const s = scenarioById(id); return s.concurrency + (s.beside?.concurrency ?? 0); }), ...o.sweep.connections);
-  const sim = await startSimulator(loadCpus);
+  const sim = await startSimulator(loadCpus, o.simProcs);
   const targets: Target[] = [];
   try {
     if (o.builtins.has('direct')) targets.push(directTarget(sim));
@@ -65,7 +65,7 @@ async function main(): Promise<number> {
     }
     for (const v of o.mode === 'sweep' ? [] : o.variants) {
       log(`starting Tollgate ${v.name} (${v.root ?? 'this build'}${Object.keys(v.env).length ? `, ${Object.entries(v.env).map(([k, x]) => `${k}=${x}`).join(' ')}` : ''})…`);
-      targets.push(await startTollgate({ name: v.name, cpus: gwCpus, simUrl: sim.url, workers: o.workers, piscinaMaxThreads: o.threads, root: v.root, env: v.env, keyConcurrency }));
+      targets.push(await startTollgate({ name: v.name, cpus: gwCpus, simUrl: sim.url, workers: o.workers, piscinaMaxThreads: o.threads, root: v.root, env: v.env, nodeArgs: v.nodeArgs, keyConcurrency }));
     }
     if ((o.databaseUrl || o.redisUrl) && o.mode !== 'sweep') {
       log('starting Tollgate on the given DATABASE_URL / REDIS_URL…');
@@ -88,7 +88,11 @@ async function main(): Promise<number> {
     for (const e of o.extras) targets.push(extraTarget(e.name, e.url, e.headers, e.pids));
     report.targets = targets.map((t) => ({ name: t.name, kind: t.kind, origin: t.origin, settings: t.settings }));
     const mixed = o.mode !== 'sweep' && o.scenarios.some((id) => scenarioById(id).beside !== undefined);
-    const ctx: MeasureContext = { loadgen: await LoadGen.start(loadCpus), background: mixed ? await LoadGen.start(loadCpus) : null, simulatorPid: sim.proc.pid };
+    const ctx: MeasureContext = {
+      loadgen: await LoadGen.start(loadCpus, o.loadProcs, o.client),
+      background: mixed ? await LoadGen.start(loadCpus, o.loadProcs, o.client) : null,
+      simulatorPids: sim.procs.map((p) => p.pid),
+    };
 
     if (o.mode === 'sweep') {
       report.sweep = await runSweep(ctx, o, sim.url, bare!, gwCpus, log);
@@ -114,7 +118,7 @@ async function main(): Promise<number> {
   const kinds = new Map<string, TargetKind>(targets.map((t) => [t.name, t.kind]));
   report.aggregates = aggregate(report.samples, kinds);
   report.goals = goals(report.aggregates);
-  if (report.sweep?.goal) report.goals.push(report.sweep.goal);
+  if (report.sweep) report.goals.push(...report.sweep.goals);
   const besides = new Map(report.scenarios.flatMap((s) => (s.beside === undefined ? [] : [[s.id, { baseline: s.beside.baseline, what: s.beside.what }] as const])));
   report.mixed = mixedChecks(report.aggregates, report.samples, besides);
   printTables(report);

@@ -121,12 +121,17 @@ const EMBEDDINGS_FLOATS: Beside = { what: 'embeddings 128 × 3072 floats', path:
 /** The same batch at a pace the gateway's core has room for (~0.2 of it): what the pool is for, where the closed loop above measures how the scheduler shares a full core. */
 const EMBEDDINGS_FLOATS_PACED: Beside = { ...EMBEDDINGS_FLOATS, what: 'embeddings 128 × 3072 floats, 2 a second', concurrency: 4, rate: 2 };
 
-/** The small calls of every mixed scenario: paced, on 8 connections. */
-const SMALL_CALLS = { stream: false, keepAlive: true, concurrency: 8, rate: SMALL_RATE, body: SMALL_UNARY, expectSuffix: '}', gatewayOnly: true, fullOnly: true } as const;
+/**
+ * The small calls of every mixed scenario: paced, on 8 connections. They and
+ * the embeddings beside them also run against direct and bare when --targets
+ * names them: the floor the load generators and the simulator put under the
+ * ratio (count_tokens is the gateway's own, so those stay gateway-only).
+ */
+const SMALL_CALLS = { stream: false, keepAlive: true, concurrency: 8, rate: SMALL_RATE, body: SMALL_UNARY, expectSuffix: '}', fullOnly: true } as const;
 
 /** The small calls with heavy work beside them. */
-function smallCallsBeside(id: string, besideWhat: string, beside: Beside, note: string): Scenario {
-  return { id, title: `unary chat, ${SMALL_RATE} calls/s, beside ${besideWhat}`, ...SMALL_CALLS, beside, note };
+function smallCallsBeside(id: string, besideWhat: string, beside: Beside, note: string, gatewayOnly = false): Scenario {
+  return { id, title: `unary chat, ${SMALL_RATE} calls/s, beside ${besideWhat}`, ...SMALL_CALLS, gatewayOnly, beside, note };
 }
 
 /**
@@ -147,7 +152,7 @@ export const MIXED_SCENARIOS: readonly Scenario[] = [
     ...SMALL_CALLS,
     note: 'The small calls of the mixed scenarios, alone.',
   },
-  smallCallsBeside('beside-count-tokens', '2 connections of count_tokens on a 1 MB conversation', COUNT_TOKENS_1MB, 'count_tokens parses and counts a 1 MB body in the pool; the small calls should not wait for it.'),
+  smallCallsBeside('beside-count-tokens', '2 connections of count_tokens on a 1 MB conversation', COUNT_TOKENS_1MB, 'count_tokens parses and counts a 1 MB body in the pool; the small calls should not wait for it.', true),
   smallCallsBeside('beside-embeddings', '2 connections of embeddings 128 × 3072 answered as floats', EMBEDDINGS_FLOATS, 'The supplier answers 8.4 MB of JSON floats; Tollgate decodes and encodes them as float32 base64 in its pool.'),
   smallCallsBeside('beside-embeddings-paced', 'embeddings 128 × 3072 answered as floats at 2 a second', EMBEDDINGS_FLOATS_PACED, 'The same batches on a schedule that leaves the core room: the small calls should not feel them at all.'),
   {
@@ -172,7 +177,6 @@ export const MIXED_SCENARIOS: readonly Scenario[] = [
     concurrency: 2,
     body: EMBEDDINGS_FLOATS.body,
     expectSuffix: '}',
-    gatewayOnly: true,
     fullOnly: true,
     note: 'CPU per embeddings request: with the pool (tollgate) and on the event loop (tollgate-inline).',
   },

@@ -2,10 +2,13 @@
 // setting, all started at once (each with its own embedded store) so that
 // their jobs interleave like targets do — setting A B C D A B C D … — with the
 // bare proxy in every cell as the floor. Then the grid, and the best setting.
+// Another build (--tollgate-from) or other settings (--variant) run every
+// setting too, labelled "<name> W… T…", so a before/after of the scaling comes
+// from one run; the best setting and the goals read this build's alone.
 import type { Options } from './cli.js';
 import { assertClean, jobFor, progress } from './jobs.js';
 import { measure, type MeasureContext, type Sample } from './measure.js';
-import { workerScalingGoal, type Goal } from './goals.js';
+import { sweepScalingGoal, workerScalingGoal, type Goal } from './goals.js';
 import { sweepCpuTable, sweepTable } from './report-text.js';
 import { aggregate, type Aggregate } from './results.js';
 import { scenarioById } from './scenarios.js';
@@ -23,19 +26,26 @@ export interface SweepResult {
   /** Largest process per role over the sweep, by setting label (bytes). */
   peakRss: Record<string, Record<string, number>>;
   table: string;
-  /** Issue 14: a worker's CPU per call does not grow with WORKERS (null when the sweep had one WORKERS value). */
-  goal: Goal | null;
+  /** Issue 14: a worker's CPU per call does not grow with WORKERS; issue 32: calls/s rise with WORKERS (none when the sweep had one WORKERS value). */
+  goals: Goal[];
 }
 
 export async function runSweep(ctx: MeasureContext, o: Options, simUrl: string, bare: Target, gwCpus: string | null, log: (s: string) => void): Promise<SweepResult> {
   const settings: SweepSetting[] = [];
   for (const workers of o.sweep.workers) for (const threads of o.sweep.threads) settings.push({ label: sweepLabel(workers, threads), workers, threads });
+  const others: SweepSetting[] = o.variants.flatMap((v) => settings.map((s) => ({ ...s, label: `${v.name} ${s.label}` })));
   const gateways: Target[] = [];
   const samples: Sample[] = [];
   try {
     for (const s of settings) {
       log(`starting Tollgate ${s.label} (WORKERS=${s.workers}, PISCINA_MAX_THREADS=${s.threads})…`);
       gateways.push(await startTollgate({ name: s.label, cpus: gwCpus, simUrl, workers: s.workers, piscinaMaxThreads: s.threads, keyConcurrency: Math.max(...o.sweep.connections) }));
+    }
+    for (const v of o.variants) {
+      for (const s of settings) {
+        log(`starting Tollgate ${v.name} ${s.label} (${v.root ?? 'this build'}, WORKERS=${s.workers}, PISCINA_MAX_THREADS=${s.threads})…`);
+        gateways.push(await startTollgate({ name: `${v.name} ${s.label}`, cpus: gwCpus, simUrl, workers: s.workers, piscinaMaxThreads: s.threads, root: v.root, env: v.env, nodeArgs: v.nodeArgs, keyConcurrency: Math.max(...o.sweep.connections) }));
+      }
     }
     const targets = [bare, ...gateways];
     const warm = scenarioById('unary');
@@ -58,7 +68,7 @@ export async function runSweep(ctx: MeasureContext, o: Options, simUrl: string, 
   } finally {
     await Promise.all(gateways.map((g) => g.stop()));
   }
-  const kinds = new Map<string, TargetKind>([[bare.name, 'bare'], ...settings.map((s) => [s.label, 'tollgate'] as [string, TargetKind])]);
+  const kinds = new Map<string, TargetKind>([[bare.name, 'bare'], ...[...settings, ...others].map((s) => [s.label, 'tollgate'] as [string, TargetKind])]);
   const aggregates = aggregate(samples, kinds);
   const labels = settings.map((s) => s.label);
   const cells = sweepCells(aggregates, [bare.name, ...labels]);
@@ -72,7 +82,8 @@ export async function runSweep(ctx: MeasureContext, o: Options, simUrl: string, 
     const byRole = (peakRss[a.target] ??= {});
     for (const [role, b] of Object.entries(a.peakRssByRole)) byRole[role] = Math.max(byRole[role] ?? 0, b);
   }
-  const shown: SweepSetting[] = [{ label: bare.name, workers: 0, threads: 0 }, ...settings];
+  const shown: SweepSetting[] = [{ label: bare.name, workers: 0, threads: 0 }, ...settings, ...others];
+  const scenario = o.sweep.scenarios.includes('unary') ? `unary@${Math.max(...o.sweep.connections)}` : `${o.sweep.scenarios[0]}@${Math.max(...o.sweep.connections)}`;
   return {
     settings,
     connections: o.sweep.connections,
@@ -85,6 +96,6 @@ export async function runSweep(ctx: MeasureContext, o: Options, simUrl: string, 
     table:
       `Sweep (req/s / p99 ms per cell; "bare" is the floor, not a setting)\n\n${sweepTable(cells, shown)}\n\n` +
       `CPU per call (µs: all processes = primary + workers + db; cores = CPU over wall time)\n\n${sweepCpuTable(cells, shown)}`,
-    goal: workerScalingGoal(aggregates, settings, o.sweep.scenarios.includes('unary') ? `unary@${Math.max(...o.sweep.connections)}` : `${o.sweep.scenarios[0]}@${Math.max(...o.sweep.connections)}`),
+    goals: [workerScalingGoal(aggregates, settings, scenario), sweepScalingGoal(aggregates, settings, scenario)].filter((g): g is Goal => g !== null),
   };
 }

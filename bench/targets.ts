@@ -37,22 +37,29 @@ export interface Target {
 
 const dist = (file: string): string => join(packageRoot, 'dist', file);
 
-export async function startSimulator(cpus: string | null): Promise<{ url: string; proc: Spawned }> {
-  const proc = new Spawned('simulator', [dist('src/simulator/main.js'), '--port', String(await freePort()), '--instances', 'alpha,beta,gamma'], { cpus });
-  const line = await proc.waitForLine((l) => typeof l.simulator === 'string', 30_000);
-  return { url: line.simulator as string, proc };
+/**
+ * The simulator: `processes` of them on one port (uWS listens with
+ * SO_REUSEPORT, so the kernel spreads connections over them), for loads one
+ * simulator core cannot answer. The bench's scenarios keep no state in the
+ * simulator between calls, so which process answers does not matter.
+ */
+export async function startSimulator(cpus: string | null, processes = 1): Promise<{ url: string; procs: Spawned[] }> {
+  const port = String(await freePort());
+  const procs = Array.from({ length: processes }, () => new Spawned('simulator', [dist('src/simulator/main.js'), '--port', port, '--instances', 'alpha,beta,gamma'], { cpus }));
+  const lines = await Promise.all(procs.map((p) => p.waitForLine((l) => typeof l.simulator === 'string', 30_000)));
+  return { url: lines[0]!.simulator as string, procs };
 }
 
-export function directTarget(sim: { url: string; proc: Spawned }): Target {
+export function directTarget(sim: { url: string; procs: Spawned[] }): Target {
   return {
     name: 'direct',
     kind: 'direct',
     origin: sim.url,
     pathPrefix: '/alpha',
     headers: {},
-    processes: () => [{ pid: sim.proc.pid, role: 'simulator' }],
+    processes: () => sim.procs.map((p) => ({ pid: p.pid, role: 'simulator' as const })),
     settings: {},
-    stop: () => sim.proc.stop(),
+    stop: () => Promise.all(sim.procs.map((p) => p.stop())).then(() => {}),
   };
 }
 

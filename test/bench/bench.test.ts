@@ -114,6 +114,25 @@ t.test('Tollgate beside the bare proxy: the goals under stable ids; mixed scenar
   }
 });
 
+t.test('a load one process cannot send: the raw client, two load generators, two simulators on one port', async (t) => {
+  const { code, stderr, dir } = bench(['--targets', 'direct,bare', '--scenarios', 'unary,stream', '--client', 'raw', '--load-procs', '2', '--sim-procs', '2']);
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  t.equal(code, 0, stderr.slice(-2000));
+  const report = report0(dir);
+  t.equal(report.samples.length, 4);
+  for (const s of report.samples) {
+    t.ok(s.result.requests > 0 && s.result.errors === 0, `${s.scenario}/${s.target}: answered, no errors`);
+    // The two load processes' histograms were merged: as many latencies as calls.
+    t.equal(s.result.latency.count, s.result.requests, `${s.scenario}/${s.target}: one latency per call`);
+    if (s.scenario === 'stream') t.ok(s.result.events > 0 && s.result.ttfb.count === s.result.requests, 'streams stay on undici: events and first bytes recorded');
+  }
+  const direct = report.samples.find((s: any) => s.target === 'direct' && s.scenario === 'unary');
+  const sims = direct.processes.filter((p: any) => p.role === 'simulator');
+  t.equal(sims.length, 2, 'two simulator processes');
+  // 32 connections hashed over two listeners on one port: each gets some (the chance that one gets none is 2^-31).
+  t.ok(sims.every((p: any) => p.cpuMs > 0), `both simulators answered (${sims.map((p: any) => p.cpuMs).join(', ')} ms of CPU)`);
+});
+
 t.test('an erroring target fails the run loudly, with a partial report', async (t) => {
   // Nothing listens on port 9 (discard) on loopback: every request is a transport error.
   const { code, stderr, dir } = bench(['--targets', 'bare', '--scenarios', 'unary', '--target', 'nothing=http://127.0.0.1:9']);

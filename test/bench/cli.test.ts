@@ -30,3 +30,13 @@ t.test('issue 34 item 10: --full, --sweep and --mixed keep their settings and sc
   t.equal(full.length, SCENARIOS.length - MIXED_SCENARIOS.length, 'every scenario but the mixed ones');
   t.same(parseOptions(['--mixed'])!.scenarios, MIXED_SCENARIOS.map((s) => s.id));
 });
+
+t.test('the load side: --load-procs, --sim-procs, --client; a variant\'s node flags', async (t) => {
+  t.match(parseOptions([])!, { loadProcs: 1, simProcs: 1, client: 'undici' }, 'one of each, on undici, unless asked');
+  t.match(parseOptions(['--load-procs', '2', '--sim-procs', '3', '--client', 'raw'])!, { loadProcs: 2, simProcs: 3, client: 'raw' });
+  t.throws(() => parseOptions(['--client', 'curl']), /--client expects undici or raw/);
+  t.throws(() => parseOptions(['--load-procs', '0']), /--load-procs: '0' is not a positive integer/);
+  const [sgc] = parseOptions(['--variant', 'sgc:NODE_ARGS=--single-threaded-gc --v8-pool-size=1,PISCINA_NICE=19'])!.variants;
+  t.same(sgc, { name: 'sgc', env: { PISCINA_NICE: '19' }, nodeArgs: ['--single-threaded-gc', '--v8-pool-size=1'] }, 'NODE_ARGS are node flags, not environment');
+  t.same(parseOptions(['--variant', 'old:HEAP_SEMI_SPACE_MB=2'])!.variants[0], { name: 'old', env: { HEAP_SEMI_SPACE_MB: '2' } });
+});

@@ -1,7 +1,7 @@
 // The bench's pure parts: the histogram's percentiles and merging, how the
 // sweep picks the best setting, and issue 14's goals from a run's aggregates.
 import t from 'tap';
-import { GOAL_IDS, goals, workerScalingGoal } from '../../bench/goals.js';
+import { GOAL_IDS, goals, sweepScalingGoal, workerScalingGoal } from '../../bench/goals.js';
 import { Histogram } from '../../bench/histogram.js';
 import type { Aggregate } from '../../bench/results.js';
 import { chooseBest, sweepCells } from '../../bench/sweep-model.js';
@@ -74,7 +74,7 @@ t.test('goals: every issue-14 target under its stable id, a ratio and pass/miss,
   ];
   const list = goals(aggs);
   const byId = new Map(list.map((x) => [x.id, x]));
-  for (const id of GOAL_IDS.filter((x) => x !== 'worker_cpu_vs_workers' && x !== 'redis_cpu_vs_embedded')) t.ok(byId.has(id), `${id} present`);
+  for (const id of GOAL_IDS.filter((x) => x !== 'worker_cpu_vs_workers' && x !== 'redis_cpu_vs_embedded' && x !== 'sweep_scaling')) t.ok(byId.has(id), `${id} present`);
   for (const x of list) {
     t.ok(GOAL_IDS.includes(x.id), `${x.id} is a known id`);
     t.equal(x.target, 'tollgate');
@@ -117,4 +117,14 @@ t.test('goals: a worker\'s CPU per call across WORKERS, from a sweep', async (t)
   const aggs = [100, 110, 150].map((w, i) => full('unary@32', settings[i]!.label, 'tollgate', { cpuMsPerKByRole: { primary: 20, worker: w } }));
   t.match(workerScalingGoal(aggs, settings, 'unary@32'), { id: 'worker_cpu_vs_workers', measured: 150, reference: 100, ratio: 1.5, pass: false });
   t.equal(workerScalingGoal(aggs, settings.slice(0, 1), 'unary@32'), null, 'one WORKERS value: nothing to compare');
+});
+
+t.test('goals: calls/s rise with WORKERS and reach 8× WORKERS=1, from a sweep (issue 32)', async (t) => {
+  const settings = [1, 2, 4, 8, 12].map((w) => ({ label: `W${w} T1`, workers: w, threads: 1 }));
+  const sweep = (rps: number[]) => rps.map((r, i) => full('unary@512', settings[i]!.label, 'tollgate', { rps: r }));
+  t.match(sweepScalingGoal(sweep([5000, 9800, 19000, 36000, 48000]), settings, 'unary@512'), { id: 'sweep_scaling', measured: 48000, reference: 5000, ratio: 9.6, pass: true });
+  t.match(sweepScalingGoal(sweep([5000, 9800, 19000, 50000, 45000]), settings, 'unary@512'), { ratio: 9, pass: false }, 'W12 below W8: not rising');
+  t.match(sweepScalingGoal(sweep([5566, 12013, 20974, 18112, 16714]), settings, 'unary@512'), { pass: false }, "the issue's sweep of 2026-11-26 misses");
+  t.match(sweepScalingGoal(sweep([5000, 9000, 17000, 30000, 38000]), settings, 'unary@512'), { ratio: 7.6, pass: false }, 'rising, under 8×');
+  t.equal(sweepScalingGoal(sweep([5000]), settings.slice(0, 1), 'unary@512'), null, 'one WORKERS value: nothing to compare');
 });
