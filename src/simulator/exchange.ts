@@ -94,7 +94,7 @@ export class Exchange {
   }
 
   /** Answers with a complete JSON body now. */
-  sendJson(status: number, body: string): void {
+  sendJson(status: number, body: string | Buffer): void {
     if (this.state !== OPEN) return;
     const res = this.res;
     res.cork(() => {
@@ -111,7 +111,7 @@ export class Exchange {
   }
 
   /** Answers `body` (200) honouring delay_ms, fail_after and status. */
-  answer(body: string, d: Directives): void {
+  answer(body: string | Buffer, d: Directives): void {
     if (d.delayMs > 0) this.timer = setTimeout(deliver, d.delayMs, this, body, d);
     else deliver(this, body, d);
   }
@@ -127,7 +127,7 @@ function closeNow(ex: Exchange): void {
   if (!ex.gone) ex.res.close();
 }
 
-function deliver(ex: Exchange, body: string, d: Directives): void {
+function deliver(ex: Exchange, body: string | Buffer, d: Directives): void {
   ex.timer = null;
   if (ex.state !== OPEN) return;
   if (d.status !== 0) {
