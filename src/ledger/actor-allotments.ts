@@ -23,6 +23,8 @@ const ALLOT_FROZEN_MS = 1000;
 export class ActorAllotments {
   /** No allotment is granted before this time (ms): see ALLOT_FROZEN_MS. */
   private frozenUntil = 0;
+  /** Account views being read (Ledger.account): none is granted until each has been. */
+  private viewsBeingRead = 0;
   /** Open allotments among the actor's `holds`. */
   open = 0;
   /** Open holds carved from an allotment among the actor's `holds` (created before they were inserted: see Expiry.ageOut). */
@@ -43,7 +45,7 @@ export class ActorAllotments {
    */
   grant(cmd: Pick<ReserveCommand, 'owner' | 'funding' | 'amount'>, want: AllotmentWant, now: number): Allotted | null {
     const actor = this.actor;
-    if (now < this.frozenUntil || want.slots < 1) return null;
+    if (now < this.frozenUntil || this.viewsBeingRead > 0 || want.slots < 1) return null;
     const existing = actor.holds.get(want.id);
     if (existing !== undefined && (existing.allotment !== true || existing.owner !== cmd.owner || existing.funding !== cmd.funding)) return null;
     if (existing === undefined && actor.isClosed(want.id)) return null; // retired: never reopened
@@ -83,9 +85,19 @@ export class ActorAllotments {
     this.frozenUntil = now + ALLOT_FROZEN_MS;
   }
 
-  /** No allotment is granted for ALLOT_FROZEN_MS from `now` (an account view is being read). */
-  freeze(now: number): void {
-    this.frozenUntil = Math.max(this.frozenUntil, now + ALLOT_FROZEN_MS);
+  /**
+   * An account view is being read: no allotment is granted until its viewRead(),
+   * so none granted to a call arriving meanwhile shows as held. Granting
+   * resumes as soon as the view is read: a console page read every few
+   * seconds must not send the organization's calls to the actor one by one
+   * (it froze grants for ALLOT_FROZEN_MS until 2026-11-27).
+   */
+  viewStarted(): void {
+    this.viewsBeingRead++;
+  }
+
+  viewRead(): void {
+    this.viewsBeingRead--;
   }
 
   /** The allotment `id`, if open here. */

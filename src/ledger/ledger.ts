@@ -231,15 +231,19 @@ export class Ledger implements LedgerCore {
   /**
    * Recalls the organization's allotments first, so that what it shows held
    * is what its calls in progress hold; none is granted from now until the
-   * view is read (ActorAllotments.freeze), or one granted to a call
+   * view is read (ActorAllotments.viewStarted), or one granted to a call
    * arriving meanwhile would show.
    */
   async account(orgId: string): Promise<AccountView | null> {
     const actor = this.actors.get(orgId) ?? (await this.activate(orgId));
     if (actor === null) return null;
-    actor.allotments.freeze(this.clock());
-    if (actor.allotments.open > 0) await this.recalls.all(actor, this.clock());
-    return actor.view(this.clock());
+    actor.allotments.viewStarted();
+    try {
+      if (actor.allotments.open > 0) await this.recalls.all(actor, this.clock());
+      return actor.view(this.clock());
+    } finally {
+      actor.allotments.viewRead();
+    }
   }
 
   async refresh(orgId: string): Promise<void> {
