@@ -49,3 +49,13 @@ t.test('the pool listens for thread errors once, however many tasks it runs', as
   const piscina = (pool as unknown as { pool: { listenerCount(e: string): number } }).pool;
   t.equal(piscina.listenerCount('error'), 1);
 });
+
+t.test('the pool\'s threads run with a young generation of their own size, whatever the HTTP worker\'s semi-spaces', async (t) => {
+  const pool = new OffloadPool(1, 1, 64);
+  t.teardown(() => pool.close());
+  await pool.countTokens(['a']);
+  const piscina = (pool as unknown as { pool: { threads: Array<{ resourceLimits?: { maxYoungGenerationSizeMb?: number } }> } }).pool;
+  t.ok(piscina.threads.length > 0, 'a thread started');
+  // 6 MB (src/offload/pool.ts POOL_THREAD_LIMITS): the flag the HTTP worker runs with (memory.semi_space_mb 8 → a 24 MB young generation) would cost each thread more memory for the same CPU.
+  for (const thread of piscina.threads) t.equal(thread.resourceLimits?.maxYoungGenerationSizeMb, 6, 'the thread\'s young generation is capped at 6 MB');
+});
