@@ -1,22 +1,31 @@
-// Where log lines go: standard output, written by the event loop itself once
-// per event-loop turn. pino's asynchronous destination hands every line to a
-// libuv thread (fs.write), which wakes that thread and then the loop again for
-// its completion: at a low request rate that is two context switches per
-// request log line, on a VM the dearest thing a request does
-// (docs/performance.md, "Wake-ups per call"). Here the lines of one turn go
-// out in one write(2) from the check phase (setImmediate), after the turn's
-// I/O callbacks, as the IPC outbox does. A destination that cannot take them
-// now (EAGAIN: a full pipe) gets them by an asynchronous write, never by a
-// sleep on the event loop; past MAX_BACKLOG_CHARS lines are dropped and
-// counted rather than held without bound.
+// Where log lines go: standard output, written by the event loop itself, the
+// lines of LINGER_MS (or FLUSH_CHARS of them, if that comes first) in one
+// write(2). pino's asynchronous destination hands every line to a libuv
+// thread (fs.write), which wakes that thread and then the loop again for its
+// completion: at a low request rate that is two context switches per request
+// log line, on a VM the dearest thing a request does (docs/performance.md,
+// "Wake-ups per call"). Until 2026-11-27 the lines of one event-loop turn
+// left together; at one call at a time that was still one write(2) per call
+// (~20 µs of the worker's CPU here), now one per LINGER_MS whatever the rate.
+// The lines wait off the request's path: a line is queued once its answer has
+// gone. A destination that cannot take them now (EAGAIN: a full pipe) gets
+// them by an asynchronous write, never by a sleep on the event loop; past
+// MAX_BACKLOG_CHARS lines are dropped and counted rather than held without
+// bound.
 import { write as writeAsync, writeSync } from 'node:fs';
 
 /** What may wait for a slow destination: beyond it lines are dropped (and counted in the next line that gets through). */
 const MAX_BACKLOG_CHARS = 16 * 1024 * 1024;
+/** The longest a line waits for the ones after it (a crash loses at most this much of the log). */
+export const LINGER_MS = 10;
+/** Past this many characters waiting, they leave at the end of this turn. */
+const FLUSH_CHARS = 64 * 1024;
 
 export class LineWriter {
   private pending = '';
-  private scheduled = false;
+  /** A write is due: at the end of this turn (past FLUSH_CHARS), or when the linger timer fires. */
+  private timer: NodeJS.Timeout | null = null;
+  private immediate = false;
   /** An asynchronous write is in flight: the destination was full; nothing else is written until it returns. */
   private waiting = false;
   private dropped = 0;
@@ -31,10 +40,11 @@ export class LineWriter {
       return false;
     }
     this.pending += line;
-    if (!this.scheduled && !this.waiting) {
-      this.scheduled = true;
+    if (this.waiting || this.immediate) return true;
+    if (this.pending.length >= FLUSH_CHARS) {
+      this.immediate = true;
       setImmediate(this.flushTurn);
-    }
+    } else if (this.timer === null) this.timer = setTimeout(this.flushTurn, LINGER_MS);
     return true;
   }
 
@@ -45,7 +55,9 @@ export class LineWriter {
   }
 
   private readonly flushTurn = (): void => {
-    this.scheduled = false;
+    if (this.timer !== null) clearTimeout(this.timer);
+    this.timer = null;
+    this.immediate = false;
     if (this.waiting) return;
     if (this.dropped > 0) {
       this.pending += `{"level":40,"time":${Date.now()},"pid":${process.pid},"msg":"log: ${this.dropped} lines dropped, standard output was not taking them"}\n`;

@@ -1,5 +1,5 @@
-// The log destination (src/log/line-writer.ts): the lines of one event-loop
-// turn leave together after the turn's callbacks, flush() writes at once, and
+// The log destination (src/log/line-writer.ts): the lines of LINGER_MS leave
+// together in one write (or at the end of the turn past 64 KB), flush() writes at once, and
 // a destination that does not take them now (a full pipe) gets them later
 // without the event loop ever stopping to wait.
 import { spawn } from 'node:child_process';
@@ -7,11 +7,11 @@ import { mkdtempSync, openSync, closeSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
-import { LineWriter } from '../../src/log/line-writer.js';
+import { LINGER_MS, LineWriter } from '../../src/log/line-writer.js';
 
 const nextTurn = (): Promise<void> => new Promise((r) => setImmediate(() => setImmediate(r)));
 
-t.test('lines of one turn are written after its callbacks, in order; flush writes at once', async (t) => {
+t.test('lines wait LINGER_MS for the ones after them, then leave in one write, in order; past 64 KB at the end of the turn; flush writes at once', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'line-writer-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   const path = join(dir, 'out.log');
@@ -19,15 +19,23 @@ t.test('lines of one turn are written after its callbacks, in order; flush write
   t.teardown(() => closeSync(fd));
   const w = new LineWriter(fd);
   w.write('{"n":1}\n');
-  w.write('{"n":2}\n');
-  t.equal(readFileSync(path, 'utf8'), '', 'nothing written while the turn runs');
   await nextTurn();
-  t.equal(readFileSync(path, 'utf8'), '{"n":1}\n{"n":2}\n', 'both lines, in order, once the turn is over');
+  w.write('{"n":2}\n');
+  t.equal(readFileSync(path, 'utf8'), '', 'nothing written yet: the first line waits for the ones after it');
+  await new Promise((r) => setTimeout(r, LINGER_MS + 5));
+  t.equal(readFileSync(path, 'utf8'), '{"n":1}\n{"n":2}\n', `both lines, in order, within ${LINGER_MS} ms`);
+  // A burst: past 64 KB waiting, it leaves at the end of this turn without waiting for the timer.
+  const big = `{"pad":"${'x'.repeat(70_000)}"}\n`;
+  w.write(big);
+  await nextTurn();
+  t.equal(readFileSync(path, 'utf8').length, 16 + big.length, 'a burst over 64 KB is written at the end of its turn');
   w.write('{"n":3}\n');
   let flushed = false;
   w.flush(() => (flushed = true));
   t.ok(flushed, 'flush calls back at once when the destination takes everything');
-  t.equal(readFileSync(path, 'utf8'), '{"n":1}\n{"n":2}\n{"n":3}\n', 'flush wrote the queued line');
+  t.ok(readFileSync(path, 'utf8').endsWith('{"n":3}\n'), 'flush wrote the queued line');
+  await new Promise((r) => setTimeout(r, LINGER_MS + 5));
+  t.equal(readFileSync(path, 'utf8').length, 16 + big.length + 8, 'and its timer writes nothing twice');
 });
 
 t.test('a full pipe: lines wait without stopping the event loop, and all arrive in order', async (t) => {
