@@ -58,7 +58,7 @@ Settings
   --load-procs N         load generator processes sharing each job's connections (default 1), --sim-procs N
                          simulator processes on one port (default 1): a load that one core cannot send or answer
   --client raw           the load generator's keep-alive calls without streams on a lean client (default undici:
-                         ~26 µs of client CPU per call here, raw about a third), e.g. for a sweep over many workers
+                         ~29 µs of client CPU per call here, raw ~20, mostly system calls), e.g. for a sweep over many workers
   --profile              also CPU-profile a Tollgate worker under the unary scenario and summarise it (PROFILE_TOP=N: its N top functions, default 15)
   --profile-scenario ID  …under this scenario instead (e.g. embeddings: what a large reply costs the event loop)
   --profile-ext          …a Tollgate on the given --database-url / --redis-url instead (tollgate-ext is stopped first: they would share its shards)

@@ -4,8 +4,8 @@ import type { HistogramJson } from './histogram.js';
 
 /**
  * The load generator's HTTP client: undici (the default, every scenario), or
- * raw (bench/raw-client.ts: keep-alive calls without streams, about a third of
- * undici's CPU per call) for loads one client process could not send otherwise.
+ * raw (bench/raw-client.ts: keep-alive calls without streams, ~20 µs of client
+ * CPU per call against undici's ~29 here) for loads one client process could not send otherwise.
  */
 export type LoadClient = 'undici' | 'raw';
 

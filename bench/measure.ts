@@ -29,7 +29,7 @@ class LoadGenProcess {
     return gen;
   }
 
-  /** Runs `job`; `warmed` resolves once its warm-up is over, and the recorded phase starts when `go` resolves. */
+  /** Runs `job`: calls `warmed` once its warm-up is over, and starts the recorded phase when `go` resolves. */
   run(job: LoadJob, warmed: () => void, go: Promise<void>): Promise<LoadResult> {
     return new Promise((resolve, reject) => {
       const gone = (code: number | null): void => reject(new Error(`load generator exited (${code}) during a job\n${this.proc.tail()}`));
@@ -56,10 +56,6 @@ class LoadGenProcess {
  */
 export class LoadGen {
   private constructor(private readonly procs: LoadGenProcess[]) {}
-
-  get pids(): number[] {
-    return this.procs.map((p) => p.proc.pid);
-  }
 
   static async start(cpus: string | null, processes = 1, client: LoadClient = 'undici'): Promise<LoadGen> {
     return new LoadGen(await Promise.all(Array.from({ length: processes }, () => LoadGenProcess.start(cpus, client))));

@@ -4,9 +4,10 @@
 // chunks. It calls the same handler methods undici's dispatch() does, so the
 // load generator's lanes and pacing run unchanged on either client.
 //
-// Why: undici costs ~26 µs of client CPU per unary call on the development
-// machine, so one load process cannot send what a cluster of 12 workers
-// serves; this one costs a fraction of it (measured in docs/performance.md).
+// Why: undici costs ~29 µs of client CPU per unary call on the development
+// machine (user 19, system 10), this one ~20 (user 9, system 11: the system
+// calls stay), so fewer load processes send what a cluster of 12 workers
+// serves (docs/performance.md, "The load side").
 // It knows only what the bench's own targets answer: no redirects, no
 // pipelining, no upgrade, no compression.
 import { connect, type Socket } from 'node:net';

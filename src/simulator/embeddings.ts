@@ -21,9 +21,12 @@ const encoded = new BoundedCache<string>(512, 4 << 20);
  * 3072 floats: 8.4 MB of JSON) would otherwise have the simulator join and
  * encode its reply on its one event loop each time — ~10 ms during which every
  * other call it serves waits, the floor under any "small calls beside
- * embeddings" figure (docs/performance.md). A few entries: replies are large.
+ * embeddings" figure (docs/performance.md). Only large answers, and two of
+ * them at most: at most 32 MB kept (the demo gateway runs this in process).
  */
-const replies = new BoundedCache<Buffer>(8, 1 << 20);
+const replies = new BoundedCache<Buffer>(2, 1 << 20);
+const KEPT_MIN_BYTES = 1 << 20;
+const KEPT_MAX_BYTES = 16 << 20;
 
 /** FNV-1a over UTF-16 code units: a stable 32-bit seed for a text. */
 function hash(text: string): number {
@@ -148,6 +151,7 @@ export function handleEmbeddings(ex: Exchange, req: Json): void {
   const usage = d.noUsage ? '' : `,"usage":{"prompt_tokens":${inputs.tokens},"total_tokens":${inputs.tokens}}`;
   const answer = `{"object":"list","data":[${data}],"model":${JSON.stringify(model)}${usage}}`;
   if (!plain) return ex.answer(answer, d);
+  if (answer.length < KEPT_MIN_BYTES || answer.length > KEPT_MAX_BYTES) return ex.answer(answer, d);
   const bytes = Buffer.from(answer);
   replies.set(memo, bytes);
   ex.answer(bytes, d);

@@ -240,24 +240,25 @@ t.test('embeddings: float format, dimensions, same numbers as base64', async (t)
   t.equal(f.usage.prompt_tokens, tokens('same text'));
 });
 
-t.test('embeddings: a repeated batch gets the same bytes (kept whole); its model and usage are its own; directives still apply', async (t) => {
+t.test('embeddings: a repeated large batch (kept whole, over 1 MB) gets the same bytes; its model and usage are its own; directives still apply', async (t) => {
   const post = async (body: object): Promise<{ status: number; text: string }> => {
     const r = await request(`${sim.url}/alpha/v1/embeddings`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
     return { status: r.statusCode, text: await r.body.text() };
   };
-  const input = Array.from({ length: 16 }, (_, i) => `${i === 0 ? '[sim:floats] ' : ''}kept text ${i}`);
-  const first = await post({ model: 'e1', input, dimensions: 256 });
-  const again = await post({ model: 'e1', input, dimensions: 256 });
+  const input = Array.from({ length: 64 }, (_, i) => `${i === 0 ? '[sim:floats] ' : ''}kept text ${i}`);
+  const first = await post({ model: 'e1', input, dimensions: 1024 });
+  const again = await post({ model: 'e1', input, dimensions: 1024 });
   t.equal(first.status, 200);
   t.equal(again.text, first.text, 'the same answer, byte for byte');
   const parsed = JSON.parse(first.text);
-  t.equal(parsed.data.length, 16);
-  t.equal(parsed.data[15].embedding.length, 256, 'floats, as the directive asked');
-  t.equal(JSON.parse((await post({ model: 'e2', input, dimensions: 256 })).text).model, 'e2', 'another model: its own answer');
-  t.notOk('usage' in JSON.parse((await post({ model: 'e1', input: [`${input[0]} [sim:no_usage]`, ...input.slice(1)], dimensions: 256 })).text), 'no usage when asked');
-  const failing = await post({ model: 'e1', input: [`${input[0]} [sim:status=503]`, ...input.slice(1)], dimensions: 256 });
+  t.ok(first.text.length > 1 << 20, `over 1 MB (${first.text.length} bytes): the size the simulator keeps`);
+  t.equal(parsed.data.length, 64);
+  t.equal(parsed.data[63].embedding.length, 1024, 'floats, as the directive asked');
+  t.equal(JSON.parse((await post({ model: 'e2', input, dimensions: 1024 })).text).model, 'e2', 'another model: its own answer');
+  t.notOk('usage' in JSON.parse((await post({ model: 'e1', input: [`${input[0]} [sim:no_usage]`, ...input.slice(1)], dimensions: 1024 })).text), 'no usage when asked');
+  const failing = await post({ model: 'e1', input: [`${input[0]} [sim:status=503]`, ...input.slice(1)], dimensions: 1024 });
   t.equal(failing.status, 503, 'a status directive is not answered from what was kept');
-  t.same(await post({ model: 'e1', input, dimensions: 256 }), first, 'and the plain batch is still answered the same');
+  t.same(await post({ model: 'e1', input, dimensions: 1024 }), first, 'and the plain batch is still answered the same');
 });
 
 t.test('images: b64_json and url', async (t) => {
