@@ -13,7 +13,7 @@
 // resolves once the command is written to the pipe, which the primary reads
 // before it can see this worker gone, and the answer is awaited behind the
 // client's reply.
-import cluster from 'node:cluster';
+import cluster, { type Worker } from 'node:cluster';
 import { randomBytes } from 'node:crypto';
 import { Allotments } from './allotments.js';
 import { readGoneWorker } from './books-file.js';
@@ -45,9 +45,18 @@ const RESERVE_TIMEOUT_MS = 3000;
 /** Longer than the ledger's own cap on waiting for a durable write (10 s), so a slow store is not mistaken for a dead host. */
 const SETTLE_TIMEOUT_MS = 15_000;
 const CONSOLE_TIMEOUT_MS = 10_000;
+/** Under the console's own wait, so a worker whose store is away fails the sync rather than the console's request timing out. */
+const BOOKS_WRITTEN_TIMEOUT_MS = 8_000;
 /** A handed-off settlement the primary refused or did not answer is sent again this often, as billing's own retries would (billing.ts). */
 const SETTLE_ATTEMPTS = 4;
 const SETTLE_RETRY_MS = 500;
+
+/** One worker's books cut and in the store; a worker gone meanwhile is left to the primary's replay of its file (writersGone). */
+function workerBooksWritten(channel: PrimaryChannel, worker: Worker): Promise<void> {
+  return channel.request<void>(worker, 'ledger:books-written', undefined, BOOKS_WRITTEN_TIMEOUT_MS).catch((err: Error) => {
+    if (!(err instanceof ChannelClosed)) throw err;
+  });
+}
 
 /** The primary's side: delivers workers' commands to the ledger. `booksDir`: where its workers keep their books' files (worker-books.ts). */
 export function serveLedgerOverIpc(channel: PrimaryChannel, ledger: Ledger, booksDir: string, logger: Logger): void {
@@ -61,7 +70,9 @@ export function serveLedgerOverIpc(channel: PrimaryChannel, ledger: Ledger, book
   channel.on('ledger:credit', (cmd: CreditCommand) => ledger.credit(cmd));
   channel.on('ledger:account', (orgId: string) => ledger.account(orgId));
   channel.on('ledger:refresh', (orgId: string) => ledger.refresh(orgId));
-  channel.on('ledger:sync', () => ledger.sync());
+  // The console's usage list asks for this: the journal written, and every worker's books too (the calls settled in its
+  // worker, written every flush_ms otherwise), so the list holds every call answered before it was asked for.
+  channel.on('ledger:sync', () => Promise.all([ledger.sync(), ...channel.workers().map((w) => workerBooksWritten(channel, w))]));
   channel.on('ledger:beat', (owner: string) => ledger.heartbeat(owner));
   channel.on('ledger:progress', (cmd: ProgressCommand) => void ledger.progress(cmd));
   channel.on('ledger:retired', (cmd: RetiredCommand) => oneWay('retirement', ledger.retired(cmd)));
@@ -145,6 +156,10 @@ export class IpcLedgerClient implements LedgerClient {
       (cmd) => channel.request<Allotted | null>('ledger:allot', cmd, RESERVE_TIMEOUT_MS),
     );
     channel.on('ledger:recall', (id: string) => this.allotments.recall(id));
+    channel.on('ledger:books-written', () => {
+      this.books.cut();
+      return this.books.written();
+    });
   }
 
   async reserve(req: ReserveRequest): Promise<ReserveReply> {
