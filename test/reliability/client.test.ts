@@ -6,7 +6,8 @@
 import { readFileSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import t, { type Test } from 'tap';
-import { organization } from '../helpers/provision.js';
+import { parseMoney } from '../../src/money/money.js';
+import { organization, usageRows } from '../helpers/provision.js';
 import { workerPids } from '../helpers/workers.js';
 import { rss } from './lib/procs.js';
 import { call } from './lib/load.js';
@@ -211,8 +212,8 @@ if (rig !== null) {
   // (HTTP_RESPONSE_PENDING in HttpContext::onData; "async pipelining is not supported", upstream
   // uNetworking/uWebSockets.js#277 and #1301), and every model call answers asynchronously. The
   // promise is then: the connection closes at once (no wait for an idle timeout), the call is
-  // cancelled with nothing charged and nothing held, the worker unharmed. README "HTTP/1.1 pipelining".
-  t.test('a request pipelined behind a model call: the connection closes at once, nothing charged, nothing held', async (t) => {
+  // cancelled (charged its input if it had reached the supplier) and nothing held, the worker unharmed. README "HTTP/1.1 pipelining".
+  t.test('a request pipelined behind a model call: the connection closes at once, the call cancelled (charged at most its input), nothing held', async (t) => {
     await scenario(t, rig, 'pipelined behind a model call', async () => {
       const { key, orgId } = await rig.org();
       const body = chatBody('pipelined [sim:words=3]');
@@ -229,7 +230,13 @@ if (rig !== null) {
         t.ok(wasClosed, `${name}: the connection closed after ${(performance.now() - started).toFixed(0)} ms`);
         t.equal(text, '', `${name}: no partial answer`);
       }
-      t.equal((await organization(gw.url, orgId)).balance, '10.00', 'nothing charged');
+      // The call is cancelled: charged nothing if the close came before it reached the supplier, else its input
+      // (docs/billing.md, "A cancelled call is charged its input"; from an allotment it is dispatched in the same turn).
+      const rows = await usageRows(gw.url, orgId);
+      t.ok(rows.every((r) => r.outcome === 'cancelled' && r.output_tokens === 0), `every call cancelled, no output charged (${rows.map((r) => `${r.outcome} ${r.charged}`).join(', ')})`);
+      const org = await organization(gw.url, orgId);
+      t.equal(parseMoney(org.balance), parseMoney('10.00')! - rows.reduce((sum, r) => sum + parseMoney(r.charged)!, 0), 'charged what the rows say, nothing more');
+      t.equal(org.held, '0.00', 'nothing held');
       sameWorker(t);
     });
   });
