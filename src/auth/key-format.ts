@@ -4,8 +4,8 @@
 // key) name it everywhere else. A fast hash is right here: the key is 256
 // random bits, so there is nothing for a slow password hash to protect against,
 // and the hot path hashes every presented key.
+// A namespace import: crypto.hash is missing before Node 20.12, and a named import of it would fail to load there.
 import * as crypto from 'node:crypto';
-import { createHash, randomBytes } from 'node:crypto';
 
 export const KEY_PREFIX = 'tg_sk_';
 export const KEY_RANDOM_LENGTH = 43;
@@ -31,7 +31,7 @@ export interface NewKey {
 function randomBase62(length: number): string {
   let out = '';
   while (out.length < length) {
-    const bytes = randomBytes(length * 2);
+    const bytes = crypto.randomBytes(length * 2);
     for (let i = 0; i < bytes.length && out.length < length; i++) {
       if (bytes[i] < 248) out += BASE62[bytes[i] % 62];
     }
@@ -45,7 +45,7 @@ function randomBase62(length: number): string {
  * it is missing (package.json allows 20.10).
  */
 const sha256: (key: string) => Buffer =
-  typeof crypto.hash === 'function' ? (key) => crypto.hash('sha256', key, 'buffer') : (key) => createHash('sha256').update(key).digest();
+  typeof crypto.hash === 'function' ? (key) => crypto.hash('sha256', key, 'buffer') : (key) => crypto.createHash('sha256').update(key).digest();
 
 export function hashKey(key: string): Buffer {
   return sha256(key);
