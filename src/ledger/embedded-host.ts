@@ -51,10 +51,20 @@ const BOOKS_WRITTEN_TIMEOUT_MS = 8_000;
 const SETTLE_ATTEMPTS = 4;
 const SETTLE_RETRY_MS = 500;
 
-/** One worker's books cut and in the store; a worker gone meanwhile is left to the primary's replay of its file (writersGone). */
+/**
+ * One worker's books cut and in the store. A worker gone, or going while it is
+ * asked (a kill -9: its pipe closes, no answer comes), is not waited for: the
+ * primary replays its file (writersGone).
+ */
 function workerBooksWritten(channel: PrimaryChannel, worker: Worker): Promise<void> {
-  return channel.request<void>(worker, 'ledger:books-written', undefined, BOOKS_WRITTEN_TIMEOUT_MS).catch((err: Error) => {
-    if (!(err instanceof ChannelClosed)) throw err;
+  if (!worker.isConnected()) return Promise.resolve();
+  return new Promise<void>((resolve, reject) => {
+    const gone = (): void => resolve();
+    worker.once('disconnect', gone);
+    channel
+      .request<void>(worker, 'ledger:books-written', undefined, BOOKS_WRITTEN_TIMEOUT_MS)
+      .then(resolve, (err: Error) => (err instanceof ChannelClosed || !worker.isConnected() ? resolve() : reject(err)))
+      .finally(() => worker.off('disconnect', gone));
   });
 }
 
