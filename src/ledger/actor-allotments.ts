@@ -39,7 +39,7 @@ export class ActorAllotments {
   /**
    * Grants what it can of `want` to the worker's allotment, after the call's
    * own hold: money only as much as is free (at most ALLOT_SHARE of it, and
-   * at least this call's amount, or none), admissions as ALLOT_SHARE of what
+   * at least this call's amount or all that was wanted, or none), admissions as ALLOT_SHARE of what
    * both windows have left. Both or nothing: money without admissions (or
    * the reverse) would sit unused. Null: nothing granted.
    */
@@ -55,7 +55,9 @@ export class ActorAllotments {
     if (want.money > 0) {
       const free = cmd.funding === 'balance' ? actor.balance - actor.heldBalance : actor.package - actor.heldPackage;
       money = Math.min(want.money, Math.floor(free * ALLOT_SHARE));
-      if (money < cmd.amount || money <= 0) return null;
+      // A top-up that wants less than one call's amount (the worker holds nearly enough) gets all of it, or the admissions
+      // it came for would be refused with it.
+      if (money < Math.min(cmd.amount, want.money) || money <= 0) return null;
     }
     const slots = this.quota.admitMany(now, want.slots, ALLOT_SHARE);
     if (slots === 0) return null;

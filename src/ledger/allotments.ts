@@ -43,6 +43,8 @@ const SWEEP_MS = 250;
  */
 const PACE_HORIZON_MS = 100;
 const MAX_GROWTH = 16;
+/** A dry call waits for at most this many answers to asks before it asks the actor for itself alone. */
+const MAX_WAITS = 3;
 /** An ask that failed this way certainly never reached the actor (a host client's error for a command it could not send). */
 export class NeverSent extends Error {}
 
@@ -69,6 +71,8 @@ class Allotment {
   asking = false;
   /** Settles when the ask on its way is answered (or fails): calls that find the allotment dry wait for it rather than each going to the actor. */
   answered: Promise<unknown> | null = null;
+  /** The last answer to an ask granted something (reserve: whether a call that could not take it waits for the next). */
+  lastAnswerGranted = true;
   /** Asks sent for this allotment; the latest is the one `asking` waits for (AllotmentWant.ask). */
   asks = 0;
   /** Calls reserved here since the last ask, and when it was sent: the pace an ask sizes itself by. */
@@ -131,12 +135,15 @@ export class Allotments {
   async reserve(req: ReserveRequest, ask: (cmd: ReserveCommand) => Promise<ReserveReply>): Promise<ReserveReply> {
     // A key with a quota of its own is counted by the actor, call by call (key-quotas.ts): an allotment counts the organization's calls, not a key's.
     if (req.keyQuota !== undefined) return ask({ requestId: req.requestId, orgId: req.orgId, funding: req.funding, amount: req.amount, owner: this.owner, keyQuota: req.keyQuota });
-    if (this.take(req)) return RESERVED_HERE;
-    // Dry, and more is on its way (with a top-up: asked before it ran dry): wait for it, then try again.
-    const answered = this.topUp === null ? null : (this.open.get(req.orgId + ' ' + req.funding)?.answered ?? null);
-    if (answered !== null) {
-      await answered.catch(() => {});
+    // Dry, and more is on its way (with a top-up: asked before it ran dry): wait for it, then try again. Again after an
+    // answer that granted something this call could not take (others took it first, or it was for a second now past: at
+    // each second's turn every waiter would otherwise go to the actor one by one), but not after one that granted nothing:
+    // then the actor is serving this organization call by call, and waiting would serialize its calls.
+    for (let waited = 0; ; waited++) {
       if (this.take(req)) return RESERVED_HERE;
+      const a = this.topUp === null ? undefined : this.open.get(req.orgId + ' ' + req.funding);
+      if (a === undefined || a.answered === null || waited === MAX_WAITS || (waited > 0 && !a.lastAnswerGranted)) break;
+      await a.answered.catch(() => {});
     }
     const allot = this.want(req);
     const cmd: ReserveCommand = { requestId: req.requestId, orgId: req.orgId, funding: req.funding, amount: req.amount, owner: this.owner, ...(allot ? { allot } : {}) };
@@ -284,6 +291,7 @@ export class Allotments {
     if (a === undefined) return;
     this.asking.delete(want.id);
     a.answered = null;
+    a.lastAnswerGranted = allotted !== undefined;
     // Retired while asking: that retirement named this ask, and the actor gave back what it granted (or refused it).
     if (a.retired) return void (a.asking = false);
     if (!known) return this.retire(a);

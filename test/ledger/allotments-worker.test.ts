@@ -128,3 +128,46 @@ t.test('issue 32: a top-up is asked once half is spent, and calls that find it d
   t.equal(topUps.length, 2);
   t.equal(topUps[1].allot.slots, 64 - 1, 'sized by the pace, capped at 16 × 4 calls (less the one admission left)');
 });
+
+t.test('calls that waited for a grant they could not use (a second now past) wait for the next ask, not each for the actor; after a grant of nothing they go at once', async (t) => {
+  let now = T0 + 900;
+  let answer!: (a: Allotted | null) => void;
+  const a = new Allotments('worker:1', 4, () => {}, () => now, () => new Promise((resolve) => (answer = resolve)));
+  t.teardown(() => a.close());
+  const want = a.want(req())!;
+  a.granted(want, { money: 400, slots: 4, second: T0 / 1000 });
+  for (let i = 0; i < 3; i++) t.ok(a.take(req()));
+  t.ok(a.take(req()), 'the last of four; a top-up is on its way');
+  const asks: { allot: boolean }[] = [];
+  const pending: (() => void)[] = [];
+  const grantNext = (): void => pending.splice(0).forEach((resolve) => resolve());
+  const ask = (cmd: { allot?: unknown }) =>
+    new Promise<{ ok: true; allotted?: Allotted }>((resolve) => {
+      asks.push({ allot: cmd.allot !== undefined });
+      pending.push(() => resolve({ ok: true, ...(cmd.allot ? { allotted: { money: 1000, slots: 8, second: T0 / 1000 + 1 } } : {}) }));
+    });
+  const waiting = [a.reserve(req(), ask), a.reserve(req(), ask), a.reserve(req(), ask)];
+  await new Promise((r) => setImmediate(r));
+  t.equal(asks.length, 0, 'three dry calls wait for the top-up');
+  now = T0 + 1000; // the second turns while it is on its way
+  answer({ money: 300, slots: 3, second: T0 / 1000 });
+  await new Promise((r) => setImmediate(r));
+  t.same(asks, [{ allot: true }], 'its admissions are for the second past: one call asks for a fresh grant, the other two wait for it');
+  grantNext();
+  await Promise.all(waiting);
+  t.equal(asks.length, 1, 'and are reserved from it: the actor was asked once, not three times');
+
+  // The actor grants nothing (an organization served call by call): the waiters then go at once, not one after another.
+  const topUpBefore = answer;
+  let left = 0;
+  while (a.take(req())) left++;
+  t.ok(left > 0 && answer !== topUpBefore, 'what was left of the fresh grant is taken; a top-up went out when half was spent');
+  const before = asks.length;
+  const dry = [a.reserve(req(), ask), a.reserve(req(), ask), a.reserve(req(), ask)];
+  await new Promise((r) => setImmediate(r));
+  answer(null);
+  await new Promise((r) => setImmediate(r));
+  t.same(asks.slice(before), [{ allot: true }, { allot: false }, { allot: false }], 'after a grant of nothing: one asks again, the others ask for themselves at once');
+  grantNext();
+  t.equal((await Promise.all(dry)).length, 3);
+});
