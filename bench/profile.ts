@@ -14,7 +14,7 @@ import { groupOf, moduleOf, type Frame } from './profile-modules.js';
 import { scenarioById } from './scenarios.js';
 import { startTollgate } from './targets.js';
 
-interface CpuProfile {
+export interface CpuProfile {
   nodes: Array<{ id: number; callFrame: Frame; children?: number[] }>;
   startTime: number;
   samples: number[];
@@ -39,9 +39,11 @@ export interface ProfilePart {
   /**
    * The longest run of consecutive samples that were not idle: the longest task the thread ran (GC included), to
    * within a sample. `samples` × the sampling interval is its length on the CPU (a sample is taken only while the
-   * thread runs, so time it was preempted mostly falls out); `wallMs` adds whatever the samples' gaps held.
+   * thread runs, so time it was preempted mostly falls out); `wallMs` adds whatever the samples' gaps held. Its
+   * samples by the function each task was entered through (the frame below the profile's root: a timer, a uWS
+   * callback, the microtask queue; back-to-back tasks with no idle sample between them share one run) and by self time.
    */
-  longestBusy: { samples: number; wallMs: number; gcSamples: number };
+  longestBusy: { samples: number; wallMs: number; gcSamples: number; entries: ProfileLine[]; functions: ProfileLine[] };
 }
 
 export interface ProfileSummary {
@@ -96,8 +98,10 @@ export function summarise(profile: CpuProfile, fromUs: number, toUs: number, lab
   const groups = new Map<string, number>();
   let t = profile.startTime;
   let total = 0;
-  const longestBusy = { samples: 0, wallMs: 0, gcSamples: 0 };
+  const longestBusy: ProfilePart['longestBusy'] = { samples: 0, wallMs: 0, gcSamples: 0, entries: [], functions: [] };
+  let longest = { from: 0, to: -1 };
   let run = 0;
+  let runFrom = 0;
   let runGc = 0;
   let runStart = 0;
   for (let i = 0; i < profile.samples.length; i++) {
@@ -110,12 +114,16 @@ export function summarise(profile: CpuProfile, fromUs: number, toUs: number, lab
       runGc = 0;
       continue;
     }
-    if (run++ === 0) runStart = t;
+    if (run++ === 0) {
+      runStart = t;
+      runFrom = i;
+    }
     if (frame.functionName === '(garbage collector)') runGc++;
     if (run > longestBusy.samples) {
       longestBusy.samples = run;
       longestBusy.gcSamples = runGc;
       longestBusy.wallMs = r1((t - runStart) / 1000);
+      longest = { from: runFrom, to: i };
     }
     const us = profile.timeDeltas[i + 1] ?? profile.timeDeltas[i] ?? 0;
     const { module, name } = ownerOf(id);
@@ -125,6 +133,22 @@ export function summarise(profile: CpuProfile, fromUs: number, toUs: number, lab
     groups.set(group, (groups.get(group) ?? 0) + us);
     total += us;
   }
+  // The longest run's samples: the task entry below the root (the root's child), and the function itself.
+  const entryOf = (id: number): string => {
+    let at = id;
+    for (let up = parent.get(at); up !== undefined && parent.get(up) !== undefined; up = parent.get(up)) at = up;
+    const f = byId.get(at)!;
+    return `${f.functionName || '(anonymous)'}${where(f)}`;
+  };
+  const entries = new Map<string, number>();
+  const inRun = new Map<string, number>();
+  for (let i = longest.from; i <= longest.to; i++) {
+    const id = profile.samples[i]!;
+    entries.set(entryOf(id), (entries.get(entryOf(id)) ?? 0) + 1);
+    inRun.set(ownerOf(id).name, (inRun.get(ownerOf(id).name) ?? 0) + 1);
+  }
+  longestBusy.entries = top(entries, longestBusy.samples, 4);
+  longestBusy.functions = top(inRun, longestBusy.samples, 4);
   return { process: label, pid, sampledMs: r1(total / 1000), groups: top(groups, total, 30), modules: top(mods, total, 25), functions: top(fns, total, 25), longestBusy };
 }
 
@@ -138,6 +162,8 @@ function render(s: Omit<ProfileSummary, 'text'>): string {
   for (const p of s.parts) {
     lines.push(`\n${p.process} (pid ${p.pid}): ${p.sampledMs} ms of CPU sampled while the load ran`);
     lines.push(`  longest task: ${p.longestBusy.samples} consecutive busy samples (~${r1((p.longestBusy.samples * PROFILE_INTERVAL_US) / 1000)} ms on the CPU, ${p.longestBusy.gcSamples} of them garbage collection; ${p.longestBusy.wallMs} ms from its first sample to its last)`);
+    const share = (l: ProfileLine[]): string => l.map((x) => `${x.name} ${x.pct}%`).join(', ');
+    if (p.longestBusy.samples > 0) lines.push(`    entered through: ${share(p.longestBusy.entries)}`, `    its top self time: ${share(p.longestBusy.functions)}`);
     lines.push('  by group:     ' + p.groups.map((g) => `${g.name} ${g.pct}% (${g.usPerRequest} µs/req)`).join(', '));
     lines.push('  top self time:');
     for (const f of p.functions.slice(0, Number(process.env.PROFILE_TOP ?? 15))) lines.push(`    ${String(f.pct).padStart(5)}%  ${f.name}`);
