@@ -144,8 +144,10 @@ export function summarise(profile: CpuProfile, fromUs: number, toUs: number, lab
   const inRun = new Map<string, number>();
   for (let i = longest.from; i <= longest.to; i++) {
     const id = profile.samples[i]!;
-    entries.set(entryOf(id), (entries.get(entryOf(id)) ?? 0) + 1);
-    inRun.set(ownerOf(id).name, (inRun.get(ownerOf(id).name) ?? 0) + 1);
+    const entry = entryOf(id);
+    const name = ownerOf(id).name;
+    entries.set(entry, (entries.get(entry) ?? 0) + 1);
+    inRun.set(name, (inRun.get(name) ?? 0) + 1);
   }
   longestBusy.entries = top(entries, longestBusy.samples, 4);
   longestBusy.functions = top(inRun, longestBusy.samples, 4);

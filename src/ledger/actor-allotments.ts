@@ -39,9 +39,9 @@ export class ActorAllotments {
   /**
    * Grants what it can of `want` to the worker's allotment, after the call's
    * own hold: money only as much as is free (at most ALLOT_SHARE of it, and
-   * at least this call's amount or all that was wanted, or none), admissions as ALLOT_SHARE of what
-   * both windows have left. Both or nothing: money without admissions (or
-   * the reverse) would sit unused. Null: nothing granted.
+   * at least this call's amount or all that was wanted, or none), admissions
+   * as ALLOT_SHARE of what both windows have left. Both or nothing: money
+   * without admissions (or the reverse) would sit unused. Null: nothing granted.
    */
   grant(cmd: Pick<ReserveCommand, 'owner' | 'funding' | 'amount'>, want: AllotmentWant, now: number): Allotted | null {
     const actor = this.actor;
