@@ -96,6 +96,10 @@ export class Exchange {
   /** Answers with a complete JSON body now. */
   sendJson(status: number, body: string | Buffer): void {
     if (this.state !== OPEN) return;
+    if (body.length > SLICE_BYTES) {
+      sendSliced(this, status, typeof body === 'string' ? Buffer.from(body, 'utf8') : body);
+      return;
+    }
     const res = this.res;
     res.cork(() => {
       res.writeStatus(statusLine(status)).writeHeader('content-type', JSON_TYPE);
@@ -120,6 +124,57 @@ export class Exchange {
   simulateError(d: Directives): void {
     this.answer(errorBody(this.dialect, d.status, simulatedMessage(d.status)), d);
   }
+}
+
+const SLICE_BYTES = 256 * 1024;
+
+/**
+ * A large body in slices of SLICE_BYTES, one per event-loop task, resumed by
+ * onWritable when the socket pushes back. One `end()` of a 128 × 3072 float
+ * embeddings reply (8.4 MB) held this loop for milliseconds, and every small
+ * answer behind it waited: the bench measured that wait as the gateway's
+ * (issue 33's floor, `direct` beside embeddings). A real supplier's big
+ * answer does not hold up its other answers.
+ */
+function sendSliced(ex: Exchange, status: number, body: Buffer): void {
+  const res = ex.res;
+  const total = body.length;
+  let blocked = false;
+  // Writes the slice at `offset`; answers whether the socket took it all.
+  const write = (offset: number): boolean => {
+    const [ok, responded] = res.tryEnd(body.subarray(offset, offset + SLICE_BYTES), total);
+    if (responded) ex.finished();
+    return ok;
+  };
+  const next = (): void => {
+    if (ex.state !== OPEN || blocked) return;
+    let ok = false;
+    res.cork(() => {
+      ok = write(res.getWriteOffset());
+    });
+    if (ex.state !== OPEN) return;
+    if (ok) setImmediate(next);
+    else blocked = true;
+  };
+  let ok = false;
+  res.cork(() => {
+    res.writeStatus(statusLine(status)).writeHeader('content-type', JSON_TYPE);
+    ok = write(0);
+  });
+  if (ex.state !== OPEN) return;
+  res.onWritable((offset) => {
+    if (ex.state !== OPEN) return true;
+    let taken = false;
+    res.cork(() => {
+      taken = write(offset);
+    });
+    if (!taken) return false;
+    blocked = false;
+    if (ex.state === OPEN) setImmediate(next);
+    return true;
+  });
+  if (ok) setImmediate(next);
+  else blocked = true;
 }
 
 function closeNow(ex: Exchange): void {

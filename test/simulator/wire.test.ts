@@ -3,6 +3,7 @@
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import t from 'tap';
+import { connect } from 'node:net';
 import { request } from 'undici';
 import { get_encoding } from 'tiktoken';
 import { startSimulator, type Simulator } from '../../src/simulator/index.js';
@@ -259,6 +260,51 @@ t.test('embeddings: a repeated large batch (kept whole, over 1 MB) gets the same
   const failing = await post({ model: 'e1', input: [`${input[0]} [sim:status=503]`, ...input.slice(1)], dimensions: 1024 });
   t.equal(failing.status, 503, 'a status directive is not answered from what was kept');
   t.same(await post({ model: 'e1', input, dimensions: 1024 }), first, 'and the plain batch is still answered the same');
+});
+
+t.test('a large answer goes out in slices: whole to a slow reader, other answers meanwhile, a reader that leaves mid-way', async (t) => {
+  const input = Array.from({ length: 64 }, (_, i) => `${i === 0 ? '[sim:floats] ' : ''}sliced text ${i}`);
+  const body = JSON.stringify({ model: 'e1', input, dimensions: 3072 });
+  const fast = await (await request(`${sim.url}/alpha/v1/embeddings`, { method: 'POST', headers: { 'content-type': 'application/json' }, body })).body.text();
+  t.ok(fast.length > 4 << 20, `over 4 MB (${fast.length} bytes): many slices, and more than a socket buffer holds`);
+  const rawCall = (leaveAfter: number): Promise<{ head: string; body: Buffer }> =>
+    new Promise((resolve, reject) => {
+      const sock = connect(sim.port, '127.0.0.1');
+      const chunks: Buffer[] = [];
+      let got = 0;
+      sock.on('error', reject);
+      sock.write(`POST /alpha/v1/embeddings HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+      sock.pause(); // the socket fills and the simulator meets backpressure
+      setTimeout(() => sock.resume(), 300);
+      sock.on('data', (c: Buffer) => {
+        chunks.push(c);
+        got += c.length;
+        const all = Buffer.concat(chunks);
+        const end = all.indexOf('\r\n\r\n');
+        if (got >= leaveAfter) {
+          sock.destroy();
+          resolve({ head: '', body: Buffer.alloc(0) });
+          return;
+        }
+        if (end < 0) return;
+        const length = Number(/content-length: (\d+)/i.exec(all.subarray(0, end).toString('latin1'))?.[1]);
+        if (all.length - end - 4 >= length) {
+          sock.destroy();
+          resolve({ head: all.subarray(0, end).toString('latin1'), body: all.subarray(end + 4, end + 4 + length) });
+        }
+      });
+    });
+  const slow = rawCall(Infinity);
+  const left = rawCall(1 << 20);
+  await new Promise((r) => setTimeout(r, 100));
+  const small = await openai.chat.completions.create({ model: 'sim-chat', messages: [{ role: 'user', content: 'meanwhile' }] });
+  t.equal(small.object, 'chat.completion', 'a small call is answered while the large answers wait on their readers');
+  await left;
+  const { head, body: got } = await slow;
+  t.match(head, /^HTTP\/1\.1 200/);
+  t.equal(got.toString('utf8'), fast, 'the slow reader gets the same bytes, whole');
+  const after = await openai.chat.completions.create({ model: 'sim-chat', messages: [{ role: 'user', content: 'after a reader left' }] });
+  t.equal(after.object, 'chat.completion', 'the simulator still answers after a reader left mid-answer');
 });
 
 t.test('images: b64_json and url', async (t) => {
