@@ -10,7 +10,7 @@
 import { Piscina } from 'piscina';
 import { GatewayError } from '../src/errors/gateway-error.js';
 import { blocksText } from '../src/suppliers/reply-limits.js';
-import { isAnswerBuffer } from '../src/surfaces/answer-bytes.js';
+import { isAnswerBuffer, SPARE_MAX_BYTES } from '../src/surfaces/answer-bytes.js';
 import { modelCallNamed } from '../src/surfaces/index.js';
 import type { DecodeReplyResult, RequestFacts } from '../src/surfaces/surface.js';
 import './thread-priority.js';
@@ -26,14 +26,40 @@ export interface DecodeReplyTask {
 
 /** The task's work, as plain data (what the inline path and the tests compare). */
 export function decodeReplyData(task: DecodeReplyTask): DecodeReplyResult {
+  const surface = modelCallNamed(task.surface);
+  const blocks = task.body instanceof Uint8Array ? [task.body] : task.body;
+  if (surface.decodeReplyBytes !== undefined) {
+    // The surface's byte decoder first (no JSON.parse garbage); a reply it does not take is decoded below.
+    const decoded = surface.decodeReplyBytes(contiguous(blocks), task.meta);
+    if (decoded !== null) return { ok: true, decoded };
+  }
   try {
-    return { ok: true, decoded: modelCallNamed(task.surface).decodeReply(JSON.parse(blocksText(task.body instanceof Uint8Array ? [task.body] : task.body)), task.meta) };
+    return { ok: true, decoded: surface.decodeReply(JSON.parse(blocksText(blocks)), task.meta) };
   } catch (err) {
     // Not JSON, or not the protocol's reply: the same upstream_error the inline path gives.
     if (err instanceof SyntaxError || (err instanceof GatewayError && err.code === 'upstream_error')) return { ok: false };
     throw err;
   }
 }
+
+/** This thread's copy of a reply read in blocks, kept for the next one (at most SPARE_MAX_BYTES; a larger reply gets its own). */
+let joined = new Uint8Array(0);
+
+/** The reply as one view: its only block, or the blocks copied in order into `joined`. */
+function contiguous(blocks: readonly Uint8Array[]): Uint8Array {
+  if (blocks.length === 1) return blocks[0]!;
+  let length = 0;
+  for (const b of blocks) length += b.byteLength;
+  if (length > SPARE_MAX_BYTES) return Buffer.concat(blocks, length);
+  if (joined.byteLength < length) joined = new Uint8Array(Math.ceil(length / JOINED_STEP) * JOINED_STEP);
+  let at = 0;
+  for (const b of blocks) {
+    joined.set(b, at);
+    at += b.byteLength;
+  }
+  return joined.subarray(0, length);
+}
+const JOINED_STEP = 1024 * 1024;
 
 /**
  * The buffers to move back: the decoded data's byte members that are the only

@@ -55,16 +55,26 @@ export function spareAnswerCount(): number {
  */
 export function answerBytes(text: string): Uint8Array {
   if (text.length < SPARE_MIN_CHARS) return Buffer.from(text, 'utf8');
-  const needed = Buffer.byteLength(text, 'utf8');
+  const out = answerBuffer(Buffer.byteLength(text, 'utf8'));
+  out.write(text, 0, 'utf8');
+  return out;
+}
+
+/**
+ * `length` bytes to write an answer into, not zero-filled (the caller writes
+ * every one): as answerBytes places them, a view from offset 0 of a spare or
+ * new answer buffer when large, a slice of Node's slab when small.
+ */
+export function answerBuffer(length: number): Buffer {
+  if (length < SPARE_MIN_CHARS) return Buffer.allocUnsafe(length);
   let best = -1;
-  for (let i = 0; i < spare.length; i++) if (spare[i]!.byteLength >= needed && (best < 0 || spare[i]!.byteLength < spare[best]!.byteLength)) best = i;
+  for (let i = 0; i < spare.length; i++) if (spare[i]!.byteLength >= length && (best < 0 || spare[i]!.byteLength < spare[best]!.byteLength)) best = i;
   let buffer: ArrayBuffer;
   if (best >= 0) buffer = spare.splice(best, 1)[0]!;
   else {
-    // allocUnsafeSlow: a buffer of its own, not zero-filled (every byte the answer uses is written below).
-    buffer = Buffer.allocUnsafeSlow(Math.ceil(needed / ANSWER_BUFFER_STEP) * ANSWER_BUFFER_STEP).buffer as ArrayBuffer;
+    // allocUnsafeSlow: a buffer of its own, not zero-filled.
+    buffer = Buffer.allocUnsafeSlow(Math.ceil(length / ANSWER_BUFFER_STEP) * ANSWER_BUFFER_STEP).buffer as ArrayBuffer;
     answerBuffers.add(buffer);
   }
-  const written = Buffer.from(buffer, 0, needed).write(text, 'utf8');
-  return Buffer.from(buffer, 0, written);
+  return Buffer.from(buffer, 0, length);
 }

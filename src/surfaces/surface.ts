@@ -169,6 +169,13 @@ export interface ModelCallSurface<R> {
    * the reply is not what the protocol answers. `meta` is the request's.
    */
   decodeReply(upstream: unknown, meta: RequestFacts): R;
+  /**
+   * Optional, for the replies a pool thread decodes: R read straight from the
+   * reply's bytes, without JSON.parse and its garbage; null for any reply it
+   * does not take, which then goes through JSON.parse and decodeReply. Must
+   * give what decodeReply gives for every reply it takes.
+   */
+  decodeReplyBytes?(bytes: Uint8Array, meta: RequestFacts): R | null;
   /** Replies longer than this many bytes are parsed and decoded in the pool (surfaces/index.ts, REPLY_POOL_BYTES). */
   readonly replyPoolBytes: number;
   /**
