@@ -47,8 +47,10 @@ const NINE = 0x39;
 // A parse failure: unwinds to decodeReplyBytes, which answers null. Thrown only on the rare path (a reply to re-decode).
 const NOT_TAKEN = new Error('not taken by the byte decoder');
 
-/** Kept between replies of this thread: the floats of one vector (grown as needed). */
+/** Kept between replies of this thread: the floats of every vector of the reply being decoded (grown as needed). */
 let floats = new Float32Array(4096);
+/** How many of `floats` the reply being decoded has filled. */
+let floatsUsed = 0;
 
 function isDigit(c: number): boolean {
   return c >= ZERO && c <= NINE;
@@ -190,29 +192,30 @@ class Scanner {
     return true;
   }
 
-  /**
-   * A JSON number (strict grammar). `toFloat32` false: the double
-   * JSON.parse gives for it (by Number() of its text: only indexes and
-   * counts come here). True: the float32 of that double, what a Float32Array
-   * stores, computed from the digits; exact whenever no float32 rounding
-   * boundary lies within four units of the double's last place, and by
-   * Number() of the text when one does.
-   */
-  number(toFloat32 = false): number {
+  // The last number scanned (scanNumber): where its text starts, its sign, its first 19 significant digits in small
+  // integers (so the loops stay in int32 arithmetic: the first 9 in `head`, the next 6 in `mid`, the next 4 in `low`;
+  // further ones are below a double's precision), how many there were, and the power of ten they are scaled by.
+  private numberStart = 0;
+  private negative = false;
+  private head = 0;
+  private mid = 0;
+  private low = 0;
+  private digits = 0;
+  private exponent = 0;
+
+  /** A JSON number (strict grammar) into the fields above. */
+  private scanNumber(): void {
     this.ws();
     const b = this.b;
     const end = this.end;
-    const start = this.i;
-    let i = start;
+    let i = this.i;
+    this.numberStart = i;
     const negative = b[i] === MINUS;
     if (negative) i++;
-    // The first 19 significant digits, in small integers (so the loops stay in int32 arithmetic): the first 9 in
-    // `head`, the next 6 in `mid`, the next 4 in `low`; further ones are below a double's precision.
     let head = 0;
     let mid = 0;
     let low = 0;
     let digits = 0;
-    /** The power of ten the digits taken are scaled by. */
     let exponent = 0;
     if (b[i] === ZERO) i++;
     else if (i < end && isDigit(b[i]!)) {
@@ -252,21 +255,51 @@ class Scanner {
       exponent += sign * e;
     }
     this.i = i;
-    if (!toFloat32) return numberText(b, start, i);
-    if (digits === 0) return negative ? -0 : 0;
-    if (exponent < -22 || exponent > 22) return Math.fround(numberText(b, start, i));
+    this.negative = negative;
+    this.head = head;
+    this.mid = mid;
+    this.low = low;
+    this.digits = digits;
+    this.exponent = exponent;
+  }
+
+  /** A JSON number, as the double JSON.parse gives for it (by Number() of its text: only indexes and counts come here). */
+  number(): number {
+    this.scanNumber();
+    return numberText(this.b, this.numberStart, this.i);
+  }
+
+  /**
+   * A JSON number into target[at], as a Float32Array stores the double
+   * JSON.parse gives for it: computed from the digits, exact whenever no
+   * float32 rounding boundary lies within four units of that double's last
+   * place, and by Number() of the text when one does. (Stored here, not
+   * returned: a double returned from a call that is not inlined is a heap
+   * number, 393,216 of them per 128 × 3072 reply.)
+   */
+  float32Into(target: Float32Array, at: number): void {
+    this.scanNumber();
+    const digits = this.digits;
+    const exponent = this.exponent;
+    if (digits === 0) {
+      target[at] = this.negative ? -0 : 0;
+      return;
+    }
+    if (exponent < -22 || exponent > 22) {
+      target[at] = numberText(this.b, this.numberStart, this.i);
+      return;
+    }
     // The 15 first digits are exact in a double; with the next 4, then the scaling, two roundings: within two units of
     // the double JSON.parse gives.
     const midDigits = digits <= 9 ? 0 : Math.min(digits, 15) - 9;
-    let m = midDigits === 0 ? head : head * POW10[midDigits]! + mid;
-    if (digits > 15) m = m * POW10[Math.min(digits, 19) - 15]! + low;
+    let m = midDigits === 0 ? this.head : this.head * POW10[midDigits]! + this.mid;
+    if (digits > 15) m = m * POW10[Math.min(digits, 19) - 15]! + this.low;
     m = exponent < 0 ? m / POW10[-exponent]! : m * POW10[exponent]!;
-    if (negative) m = -m;
+    if (this.negative) m = -m;
     // A float32 rounding boundary within ±4 units could put JSON.parse's double on its other side: Number() decides then.
     const f = Math.fround(m);
     const margin = Math.abs(m) * FOUR_ULPS;
-    if (Math.fround(m - margin) === f && Math.fround(m + margin) === f) return f;
-    return Math.fround(numberText(b, start, i));
+    target[at] = Math.fround(m - margin) === f && Math.fround(m + margin) === f ? f : numberText(this.b, this.numberStart, this.i);
   }
 }
 
@@ -279,11 +312,11 @@ function isHex(c: number | undefined): boolean {
   return c !== undefined && ((c >= ZERO && c <= NINE) || (c >= 0x61 && c <= 0x66) || (c >= 0x41 && c <= 0x46));
 }
 
-/** One `data` item → its index (its position when it gives none, as decodeReply does) and its vector as base64. */
-function item(s: Scanner, position: number): { index: number; base64: string } {
+/** One `data` item → its index (its position when it gives none, as decodeReply does) and its vector. */
+function item(s: Scanner, position: number): { index: number; vector: Vector } {
   s.expect(OPEN_BRACE);
   let index: number | null = null;
-  let embedding: string | null = null;
+  let embedding: Vector | null = null;
   if (s.peek() === CLOSE_BRACE) throw NOT_TAKEN; // no embedding: decodeReply refuses it
   for (;;) {
     const key = s.plainString();
@@ -303,20 +336,28 @@ function item(s: Scanner, position: number): { index: number; base64: string } {
     if (n !== COMMA) throw NOT_TAKEN;
   }
   if (embedding === null) throw NOT_TAKEN;
-  return { index: index ?? position, base64: embedding };
+  return { index: index ?? position, vector: embedding };
 }
 
-/** The `embedding` member: a plain string passes through (as its bytes), an array of numbers becomes base64 of float32. */
-function vector(s: Scanner): string {
+/** An item's vector: base64 text that passes through, or floats at [start, start + count) of this thread's `floats`. */
+interface Vector {
+  text: string | null;
+  start: number;
+  count: number;
+}
+
+/** The `embedding` member: a plain string passes through (as its bytes); an array of numbers goes into `floats`, as float32. */
+function vector(s: Scanner): Vector {
   const c = s.peek();
   if (c === QUOTE) {
     const start = s.plainString();
     for (let k = start; k < s.stringEnd; k++) if (s.b[k]! >= 0x80) throw NOT_TAKEN; // not ASCII: JSON.stringify's rules decide
-    return Buffer.from(s.b.buffer, s.b.byteOffset + start, s.stringEnd - start).toString('latin1');
+    return { text: Buffer.from(s.b.buffer, s.b.byteOffset + start, s.stringEnd - start).toString('latin1'), start: 0, count: 0 };
   }
   if (c !== OPEN_BRACKET) throw NOT_TAKEN;
   s.i++;
-  let n = 0;
+  const start = floatsUsed;
+  let n = start;
   if (s.peek() === CLOSE_BRACKET) s.i++;
   else
     for (;;) {
@@ -327,15 +368,44 @@ function vector(s: Scanner): string {
         grown.set(floats);
         floats = grown;
       }
-      floats[n++] = s.number(true);
+      s.float32Into(floats, n++);
       const e = s.peek();
       s.i++;
       if (e === CLOSE_BRACKET) break;
       if (e !== COMMA) throw NOT_TAKEN;
     }
-  const bytes = Buffer.from(floats.buffer, 0, n * 4);
-  if (!LITTLE_ENDIAN) return Buffer.from(bytes).swap32().toString('base64');
-  return bytes.toString('base64');
+  floatsUsed = n;
+  return { text: null, start, count: n - start };
+}
+
+/** Characters of base64 for `bytes` bytes (padded). */
+function base64Length(bytes: number): number {
+  return Math.ceil(bytes / 3) * 4;
+}
+
+const BASE64 = Uint8Array.from(Buffer.from('ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/', 'latin1'));
+const PAD = 0x3d;
+
+/** Writes src[from, to) as padded base64 into out at `at` (what Buffer's toString('base64') gives, with no string); answers the end. */
+function base64Into(src: Uint8Array, from: number, to: number, out: Uint8Array, at: number): number {
+  let i = from;
+  const whole = from + Math.floor((to - from) / 3) * 3;
+  for (; i < whole; i += 3) {
+    const n = (src[i]! << 16) | (src[i + 1]! << 8) | src[i + 2]!;
+    out[at] = BASE64[n >>> 18]!;
+    out[at + 1] = BASE64[(n >>> 12) & 63]!;
+    out[at + 2] = BASE64[(n >>> 6) & 63]!;
+    out[at + 3] = BASE64[n & 63]!;
+    at += 4;
+  }
+  const rest = to - i;
+  if (rest === 0) return at;
+  const n = (src[i]! << 16) | (rest === 2 ? src[i + 1]! << 8 : 0);
+  out[at] = BASE64[n >>> 18]!;
+  out[at + 1] = BASE64[(n >>> 12) & 63]!;
+  out[at + 2] = rest === 2 ? BASE64[(n >>> 6) & 63]! : PAD;
+  out[at + 3] = PAD;
+  return at + 4;
 }
 
 /**
@@ -344,6 +414,7 @@ function vector(s: Scanner): string {
  */
 export function decodeReplyBytes(bytes: Uint8Array): DecodedEmbeddings | null {
   const s = new Scanner(bytes, bytes.byteLength);
+  floatsUsed = 0;
   try {
     return scan(s);
   } catch (err) {
@@ -353,7 +424,7 @@ export function decodeReplyBytes(bytes: Uint8Array): DecodedEmbeddings | null {
 }
 
 function scan(s: Scanner): DecodedEmbeddings | null {
-  let vectors: string[] | null = null;
+  let vectors: Vector[] | null = null;
   let promptTokens: number | null | undefined;
   s.expect(OPEN_BRACE);
   if (s.peek() === CLOSE_BRACE) return null;
@@ -373,18 +444,25 @@ function scan(s: Scanner): DecodedEmbeddings | null {
     if (n !== COMMA) return null;
   }
   if (s.peek() !== -1 || vectors === null || vectors.length === 0) return null;
-  // The answer's `data` array (decodeReply's text), written into an answer buffer piece by piece: no joined string.
+  // The answer's `data` array (decodeReply's text), written into an answer buffer piece by piece: no string is built.
   let length = 1 + vectors.length; // the brackets and the commas between items
-  for (let k = 0; k < vectors.length; k++) length += ITEM_HEAD.length + String(k).length + ITEM_MID.length + vectors[k]!.length + ITEM_TAIL.length;
+  for (let k = 0; k < vectors.length; k++) {
+    const v = vectors[k]!;
+    length += ITEM_HEAD.length + String(k).length + ITEM_MID.length + (v.text ?? '').length + base64Length(v.count * 4) + ITEM_TAIL.length;
+  }
   const out = answerBuffer(length);
+  let bytes = new Uint8Array(floats.buffer, 0, floatsUsed * 4);
+  if (!LITTLE_ENDIAN) bytes = Buffer.from(bytes).swap32();
   let at = 0;
   out[at++] = OPEN_BRACKET;
   for (let k = 0; k < vectors.length; k++) {
+    const v = vectors[k]!;
     if (k > 0) out[at++] = COMMA;
     at += out.write(ITEM_HEAD, at, 'latin1');
     at += out.write(String(k), at, 'latin1');
     at += out.write(ITEM_MID, at, 'latin1');
-    at += out.write(vectors[k]!, at, 'latin1');
+    if (v.text !== null) at += out.write(v.text, at, 'latin1');
+    else at = base64Into(bytes, v.start * 4, (v.start + v.count) * 4, out, at);
     at += out.write(ITEM_TAIL, at, 'latin1');
   }
   out[at] = CLOSE_BRACKET;
@@ -395,10 +473,10 @@ const ITEM_HEAD = '{"object":"embedding","index":';
 const ITEM_MID = ',"embedding":"';
 const ITEM_TAIL = '"}';
 
-/** The `data` array: its vectors as base64, in input order; not taken unless the indexes are 0…n−1, each once. */
-function data(s: Scanner): string[] {
+/** The `data` array: its vectors in input order; not taken unless the indexes are 0…n−1, each once. */
+function data(s: Scanner): Vector[] {
   s.expect(OPEN_BRACKET);
-  const items: { index: number; base64: string }[] = [];
+  const items: { index: number; vector: Vector }[] = [];
   if (s.peek() === CLOSE_BRACKET) {
     s.i++;
     return [];
@@ -410,10 +488,10 @@ function data(s: Scanner): string[] {
     if (n === CLOSE_BRACKET) break;
     if (n !== COMMA) throw NOT_TAKEN;
   }
-  const ordered = new Array<string>(items.length);
-  for (const { index, base64 } of items) {
+  const ordered = new Array<Vector>(items.length);
+  for (const { index, vector } of items) {
     if (!Number.isInteger(index) || index < 0 || index >= items.length || ordered[index] !== undefined) throw NOT_TAKEN;
-    ordered[index] = base64;
+    ordered[index] = vector;
   }
   return ordered;
 }
