@@ -12,20 +12,11 @@ import { chatEnvelopeFault, embeddingsEnvelopeFault, imagesEnvelopeFault, messag
 import { ADMIN_TOKEN, console_, organization, provision } from '../helpers/provision.js';
 import { testDatabase } from '../helpers/services.js';
 import { rawRequest, workerPids, type RawAnswer } from '../helpers/workers.js';
+import { prng } from '../helpers/prng.js';
 
 const SEED = Number(process.env.FUZZ_SEED ?? Math.floor(Math.random() * 2 ** 31));
 const BUDGET_MS = Number(process.env.FUZZ_MS ?? 20_000);
 
-/** mulberry32: small, seedable, good enough to pick mutations. */
-function prng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let x = Math.imul(s ^ (s >>> 15), 1 | s);
-    x ^= x + Math.imul(x ^ (x >>> 7), 61 | x);
-    return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
-  };
-}
 const rand = prng(SEED);
 const int = (n: number) => Math.floor(rand() * n);
 const pick = <T>(xs: readonly T[]): T => xs[int(xs.length)];

@@ -4,16 +4,7 @@
 // the member where the limit is crossed.
 import t from 'tap';
 import { memberAt, nestingBeyond, nestingFault } from '../../src/server/json-depth.js';
-
-function prng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let x = Math.imul(s ^ (s >>> 15), 1 | s);
-    x ^= x + Math.imul(x ^ (x >>> 7), 61 | x);
-    return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { prng } from '../helpers/prng.js';
 
 const TRICKY = ['[', ']', '{', '}', '"', '\\', '\\\\', '\\"', 'é', '😀', 'x'.repeat(40), '\\'.repeat(33) + '"'];
 

@@ -8,16 +8,7 @@ import t from 'tap';
 import { decodeReply, type DecodedEmbeddings } from '../../../src/surfaces/embeddings/reply.js';
 import { decodeReplyBytes } from '../../../src/surfaces/embeddings/reply-bytes.js';
 import { decodeReplyData } from '../../../workers/decode-reply.js';
-
-function prng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let x = Math.imul(s ^ (s >>> 15), 1 | s);
-    x ^= x + Math.imul(x ^ (x >>> 7), 61 | x);
-    return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { prng } from '../../helpers/prng.js';
 
 const f32 = new Float32Array(1);
 const u32 = new Uint32Array(f32.buffer);
