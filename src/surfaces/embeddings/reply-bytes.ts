@@ -10,14 +10,14 @@
 // at the pool thread's lower one (pools.piscina_nice): on a machine with few
 // cores they took the CPU the event loop needed, and small calls beside
 // embeddings waited (docs/performance.md). Here the floats go from the bytes
-// straight into a Float32Array this thread keeps, and the answer's parts into
-// an answer buffer: the garbage left is one base64 string per vector.
+// straight into a Float32Array this thread keeps, and their base64 straight
+// into the answer buffer: a reply leaves no garbage but a few small objects.
 //
 // Same answer or none: this returns null for anything it does not take on
-// its fast path (escapes in keys, a member twice, a number past what is
-// exact below, a malformed reply, …), and the caller then decodes the reply
-// as before (JSON.parse, decodeReply), which gives the answer or the error.
-// So every reply is judged by one rule: test/surfaces/embeddings-reply-bytes
+// its fast path (escapes in keys or in a vector's string, a member twice, a
+// malformed reply, …), and the caller then decodes the reply as before
+// (JSON.parse, decodeReply), which gives the answer or the error. So every
+// reply is judged by one rule: test/surfaces/embeddings/reply-bytes.test.ts
 // compares the two on random and hostile replies.
 import { endianness } from 'node:os';
 import { answerBuffer } from '../answer-bytes.js';
@@ -178,7 +178,7 @@ class Scanner {
       }
     }
     if (c === MINUS || isDigit(c)) {
-      this.number();
+      this.scanNumber();
       return;
     }
     if (this.literal('true') || this.literal('false') || this.literal('null')) return;
