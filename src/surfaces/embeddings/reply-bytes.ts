@@ -87,7 +87,10 @@ class Scanner {
     this.i++;
   }
 
-  /** A string's raw bytes between its quotes, [start, end); escapes and control characters refused (JSON.parse decides those). */
+  /**
+   * A string's raw bytes between its quotes, [start, stringEnd): ASCII without escapes or control characters, whose
+   * JSON text is those bytes in quotes; any other string is not taken (JSON.parse and JSON.stringify decide those).
+   */
   plainString(): number {
     this.expect(QUOTE);
     const b = this.b;
@@ -100,7 +103,7 @@ class Scanner {
         this.i = i + 1;
         return start;
       }
-      if (c === BACKSLASH || c < 0x20) throw NOT_TAKEN;
+      if (c === BACKSLASH || c < 0x20 || c >= 0x80) throw NOT_TAKEN;
       i++;
     }
     throw NOT_TAKEN;
@@ -339,9 +342,12 @@ function item(s: Scanner, position: number): { index: number; vector: Vector } {
   return { index: index ?? position, vector: embedding };
 }
 
-/** An item's vector: base64 text that passes through, or floats at [start, start + count) of this thread's `floats`. */
+/**
+ * An item's vector: a string that passes through (`text`: its bytes at [start, start + count) of the reply), or
+ * floats at [start, start + count) of this thread's `floats`.
+ */
 interface Vector {
-  text: string | null;
+  text: boolean;
   start: number;
   count: number;
 }
@@ -351,8 +357,7 @@ function vector(s: Scanner): Vector {
   const c = s.peek();
   if (c === QUOTE) {
     const start = s.plainString();
-    for (let k = start; k < s.stringEnd; k++) if (s.b[k]! >= 0x80) throw NOT_TAKEN; // not ASCII: JSON.stringify's rules decide
-    return { text: Buffer.from(s.b.buffer, s.b.byteOffset + start, s.stringEnd - start).toString('latin1'), start: 0, count: 0 };
+    return { text: true, start, count: s.stringEnd - start };
   }
   if (c !== OPEN_BRACKET) throw NOT_TAKEN;
   s.i++;
@@ -375,7 +380,7 @@ function vector(s: Scanner): Vector {
       if (e !== COMMA) throw NOT_TAKEN;
     }
   floatsUsed = n;
-  return { text: null, start, count: n - start };
+  return { text: false, start, count: n - start };
 }
 
 /** Characters of base64 for `bytes` bytes (padded). */
@@ -448,7 +453,7 @@ function scan(s: Scanner): DecodedEmbeddings | null {
   let length = 1 + vectors.length; // the brackets and the commas between items
   for (let k = 0; k < vectors.length; k++) {
     const v = vectors[k]!;
-    length += ITEM_HEAD.length + String(k).length + ITEM_MID.length + (v.text ?? '').length + base64Length(v.count * 4) + ITEM_TAIL.length;
+    length += ITEM_HEAD.length + String(k).length + ITEM_MID.length + (v.text ? v.count : base64Length(v.count * 4)) + ITEM_TAIL.length;
   }
   const out = answerBuffer(length);
   let bytes = new Uint8Array(floats.buffer, 0, floatsUsed * 4);
@@ -461,7 +466,10 @@ function scan(s: Scanner): DecodedEmbeddings | null {
     at += out.write(ITEM_HEAD, at, 'latin1');
     at += out.write(String(k), at, 'latin1');
     at += out.write(ITEM_MID, at, 'latin1');
-    if (v.text !== null) at += out.write(v.text, at, 'latin1');
+    if (v.text) {
+      out.set(s.b.subarray(v.start, v.start + v.count), at);
+      at += v.count;
+    }
     else at = base64Into(bytes, v.start * 4, (v.start + v.count) * 4, out, at);
     at += out.write(ITEM_TAIL, at, 'latin1');
   }

@@ -196,6 +196,16 @@ t.test('broken and refused replies are not taken', async (t) => {
   t.equal(wrong, 0, 'no broken reply decoded differently from the reference');
 });
 
+t.test('base64 vectors (what the gateway asks suppliers for) are taken and pass through as their bytes', async (t) => {
+  const data = Array.from({ length: 4 }, (_, i) => ({ object: 'embedding', index: 3 - i, embedding: Buffer.from(new Float32Array([i, -i / 3, 1e-3]).buffer).toString('base64') }));
+  const text = JSON.stringify({ object: 'list', data, model: 'm', usage: { prompt_tokens: 9, total_tokens: 9 } });
+  const got = decodeReplyBytes(Buffer.from(text));
+  t.not(got, null, 'taken');
+  t.ok(got !== null && same(got, decodeReply(JSON.parse(text))), 'the same bytes and usage as the reference, in input order');
+  t.equal(decodeReplyBytes(Buffer.from(text.replace('"index":3', '"index":3,"note":"é"'))) === null, false, 'a member beyond ASCII elsewhere is skipped, not refused');
+  t.equal(decodeReplyBytes(Buffer.from(JSON.stringify({ data: [{ index: 0, embedding: 'AAé=' }] }))), null, 'a vector string beyond ASCII is left to the reference');
+});
+
 t.test('the pool task: a reply in blocks decodes as the whole, through the byte decoder', async (t) => {
   const values = Array.from({ length: 3000 }, (_, i) => Math.fround(Math.sin(i) / 7));
   const text = JSON.stringify({ object: 'list', data: [{ object: 'embedding', index: 0, embedding: values }], usage: { prompt_tokens: 5 } });
