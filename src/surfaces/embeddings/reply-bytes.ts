@@ -20,14 +20,22 @@
 // reply is judged by one rule: test/surfaces/embeddings/reply-bytes.test.ts
 // compares the two on random and hostile replies.
 import { endianness } from 'node:os';
-import { answerBuffer } from '../answer-bytes.js';
+import { answerBuffer, SPARE_MAX_BYTES } from '../answer-bytes.js';
 import { CLOSE_BRACE, CLOSE_BRACKET, COLON, COMMA, isDigit, MINUS, NOT_TAKEN, OPEN_BRACE, OPEN_BRACKET, QUOTE, Scanner } from './json-bytes.js';
 import type { DecodedEmbeddings } from './reply.js';
 
 const LITTLE_ENDIAN = endianness() === 'LE';
 
-/** Kept between replies of this thread: the floats of every vector of the reply being decoded (grown as needed). */
-let floats = new Float32Array(4096);
+const FLOATS_START = 4096;
+/**
+ * Kept between replies of this thread: the floats of every vector of the
+ * reply being decoded (grown as needed). One that grew past SPARE_MAX_BYTES
+ * (a reply of millions of numbers: 32 MiB of `0,` holds 16 million, 64 MB of
+ * floats) is
+ * let go once its reply is answered, as answer-bytes.ts lets go of such an
+ * answer's buffer: a thread keeps at most that much for the next reply.
+ */
+let floats = new Float32Array(FLOATS_START);
 /** How many of `floats` the reply being decoded has filled. */
 let floatsUsed = 0;
 
@@ -135,7 +143,14 @@ export function decodeReplyBytes(bytes: Uint8Array): DecodedEmbeddings | null {
   } catch (err) {
     if (err === NOT_TAKEN) return null;
     throw err;
+  } finally {
+    if (floats.byteLength > SPARE_MAX_BYTES) floats = new Float32Array(FLOATS_START);
   }
+}
+
+/** The bytes of floats this thread keeps for its next reply (tests: the ceiling holds). */
+export function keptFloatBytes(): number {
+  return floats.byteLength;
 }
 
 function scan(s: Scanner): DecodedEmbeddings | null {

@@ -6,7 +6,8 @@
 // boundaries), then broken ones.
 import t from 'tap';
 import { decodeReply, type DecodedEmbeddings } from '../../../src/surfaces/embeddings/reply.js';
-import { decodeReplyBytes } from '../../../src/surfaces/embeddings/reply-bytes.js';
+import { SPARE_MAX_BYTES } from '../../../src/surfaces/answer-bytes.js';
+import { decodeReplyBytes, keptFloatBytes } from '../../../src/surfaces/embeddings/reply-bytes.js';
 import { decodeReplyData } from '../../../workers/decode-reply.js';
 import { prng } from '../../helpers/prng.js';
 
@@ -204,6 +205,21 @@ t.test('base64 vectors (what the gateway asks suppliers for) are taken and pass 
   t.ok(got !== null && same(got, decodeReply(JSON.parse(text))), 'the same bytes and usage as the reference, in input order');
   t.equal(decodeReplyBytes(Buffer.from(text.replace('"index":3', '"index":3,"note":"é"'))) === null, false, 'a member beyond ASCII elsewhere is skipped, not refused');
   t.equal(decodeReplyBytes(Buffer.from(JSON.stringify({ data: [{ index: 0, embedding: 'AAé=' }] }))), null, 'a vector string beyond ASCII is left to the reference');
+});
+
+t.test('a reply of millions of floats is answered, and the thread keeps at most SPARE_MAX_BYTES of floats after it', async (t) => {
+  const count = 5_000_000; // 20 MB of float32: the kept array grows to 32 MB to hold them
+  const got = decodeReplyBytes(Buffer.from(`{"data":[{"embedding":[${'0.5,'.repeat(count - 1)}-2]}]}`));
+  t.not(got, null, 'taken');
+  const text = got === null ? '' : Buffer.from(got.data as Uint8Array).toString('latin1');
+  const b64 = text.slice(text.indexOf('"embedding":"') + 13, text.lastIndexOf('"'));
+  const floats = new Float32Array(Buffer.from(b64, 'base64').buffer.slice(0));
+  t.equal(floats.length, count, 'every float in the answer');
+  t.ok(floats[0] === 0.5 && floats[count - 2] === 0.5 && floats[count - 1] === -2, 'first and last as sent');
+  t.ok(keptFloatBytes() <= SPARE_MAX_BYTES, `kept ${keptFloatBytes()} bytes of floats after it (ceiling ${SPARE_MAX_BYTES})`);
+  const small = JSON.stringify({ data: [{ index: 0, embedding: [0.25, -1, 3] }], usage: { prompt_tokens: 2 } });
+  const after = decodeReplyBytes(Buffer.from(small));
+  t.ok(after !== null && same(after, decodeReply(JSON.parse(small))), 'the next reply decodes as the reference');
 });
 
 t.test('the pool task: a reply in blocks decodes as the whole, through the byte decoder', async (t) => {
