@@ -30,10 +30,10 @@ const FLOATS_START = 4096;
 /**
  * Kept between replies of this thread: the floats of every vector of the
  * reply being decoded (grown as needed). One that grew past SPARE_MAX_BYTES
- * (a reply of millions of numbers: 32 MiB of `0,` holds 16 million, 64 MB of
- * floats) is
- * let go once its reply is answered, as answer-bytes.ts lets go of such an
- * answer's buffer: a thread keeps at most that much for the next reply.
+ * (a reply of millions of numbers: 32 MiB of `0,` holds 16 million, 64 MB
+ * of floats) is let go once its reply is answered, as answer-bytes.ts lets
+ * go of such an answer's buffer: a thread keeps at most that much for the
+ * next reply.
  */
 let floats = new Float32Array(FLOATS_START);
 /** How many of `floats` the reply being decoded has filled. */
