@@ -1,8 +1,9 @@
 // A worker's books' file (worker-books.ts writes it, the primary reads it
 // when the worker is gone): the one place its lines are made and read.
 //
-// One JSON line per settled call (`u`: its usage row, `a`: the allotment,
-// `t`: what it took there); a `cut` line when the lines before it become
+// One line per settled call: `r`, the allotment, what the call took there and
+// its usage row as the store's COPY line (usage-line.ts: the text its batch
+// sends the store, made once), tab-separated; a `cut` line when the lines before it become
 // batch `seq` (reported to the actors in the same turn); a `done` line once
 // every batch up to `seq` is in the store. A stream served from an allotment
 // writes its progress as a `p` line (the usage row it would settle on,
@@ -11,10 +12,13 @@
 // "Interrupted streams"); an `x` line says a call with progress ended without
 // a settlement here (released, or settled through the actor). The writer
 // empties the file whenever everything in it is done, writing the streams'
-// last progress again at its start.
+// last progress again at its start. The other lines are JSON. A file left by
+// an earlier version holds its calls as JSON lines (`u`, `a`, `t`): read alike.
 import { readFileSync, readdirSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
+import { copyField, readCopyField } from '../store/copy-in.js';
 import type { UsageRow } from './protocol.js';
+import { readUsageLine } from './usage-line.js';
 
 /** One call settled in a worker: its row, and the allotment it was reserved from with what it took. */
 export interface BookedCall {
@@ -28,7 +32,9 @@ export function journalPath(dir: string, writer: string): string {
   return join(dir, `${writer}.jsonl`);
 }
 
-export const rowLine = (c: BookedCall): string => JSON.stringify({ u: c.usage, a: c.allotment, t: c.taken }) + '\n';
+/** A settled call's line; `usageLine`: its row as usageLine made it (ending in \n). */
+export const rowLine = (allotment: string, taken: number, usageLine: string): string => `${ROW}${copyField(allotment)}\t${taken}\t${usageLine}`;
+const ROW = 'r\t';
 export const progressLine = (c: BookedCall): string => JSON.stringify({ p: c.usage, a: c.allotment, t: c.taken }) + '\n';
 export const forgetLine = (requestId: string): string => JSON.stringify({ x: requestId }) + '\n';
 export const cutLine = (seq: number): string => `{"cut":${seq}}\n`;
@@ -56,9 +62,8 @@ export interface Unwritten {
 /**
  * The primary's side: the files of worker `pid` in `dir`, read once it is
  * gone (each removed by its `remove` once written). A torn last line (the
- * worker died mid-write) is the only one that can fail to parse: its
- * settlement had not resolved, so its call was not answered as settled; it
- * is skipped.
+ * worker died mid-write) is skipped: its settlement had not resolved, so its
+ * call was not answered as settled.
  */
 export function readGoneWorker(dir: string, pid: number): Unwritten[] {
   return readBooks(dir, (writer) => writer.startsWith(`${pid}-`));
@@ -88,8 +93,17 @@ function readBooks(dir: string, mine: (writer: string) => boolean): Unwritten[] 
     }
     const progress = new Map<string, BookedCall>();
     const ended = new Set<string>();
-    for (const line of text.split('\n')) {
+    // A torn last line (no \n: the worker died mid-write) is left out: its settlement had not resolved.
+    for (const line of text.slice(0, text.lastIndexOf('\n') + 1).split('\n')) {
       if (line === '') continue;
+      if (line.startsWith(ROW)) {
+        const call = readRowLine(line);
+        if (call !== null) {
+          found.uncut.push(call);
+          ended.add(call.usage.requestId);
+        }
+        continue;
+      }
       let v: { u?: UsageRow; p?: UsageRow; x?: string; a?: string; t?: number; cut?: number; done?: number };
       try {
         v = JSON.parse(line);
@@ -121,4 +135,15 @@ function readBooks(dir: string, mine: (writer: string) => boolean): Unwritten[] 
     out.push(found);
   }
   return out;
+}
+
+/** rowLine's line read back; null if it is not one. */
+function readRowLine(line: string): BookedCall | null {
+  const afterAllotment = line.indexOf('\t', ROW.length);
+  const afterTaken = afterAllotment < 0 ? -1 : line.indexOf('\t', afterAllotment + 1);
+  if (afterTaken < 0) return null;
+  const allotment = readCopyField(line.slice(ROW.length, afterAllotment));
+  const taken = Number(line.slice(afterAllotment + 1, afterTaken));
+  const row = readUsageLine(line.slice(afterTaken + 1));
+  return allotment === null || !Number.isFinite(taken) || row === null ? null : { usage: row.usage, allotment, taken };
 }

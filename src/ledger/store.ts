@@ -8,7 +8,8 @@ import type { Funding } from '../money/money.js';
 import { inTransaction, type Pool } from '../store/pool.js';
 import type { UsageRow } from './protocol.js';
 import type { AccountRow, Entry } from './records.js';
-import { copyField, copyIn } from '../store/copy-in.js';
+import { USAGE_COLUMNS, usageLine } from './usage-line.js';
+import { copyIn } from '../store/copy-in.js';
 import { isUuid } from '../store/uuid.js';
 
 export interface StoredCredit {
@@ -53,6 +54,13 @@ export interface LedgerStore {
   writeCredit(entries: Entry[]): Promise<StoredCredit | null>;
   /** A worker's batch (worker-books.ts), added to its own parts of the balances; idempotent. */
   writeWriterBatch(rows: readonly SettledRow[], writer: string, seq: number, firstAttempt: boolean): Promise<void>;
+  /**
+   * A worker's batch on its first attempt, as the COPY text its rows were
+   * made into (usage-line.ts), with what their charges move per organization
+   * ([balance, package], every organization of the batch). False: a row was
+   * already stored, and nothing of this write was kept (writeWriterBatch then).
+   */
+  copyWriterLines(lines: Buffer, moved: ReadonlyMap<string, readonly [bigint, bigint]>, writer: string, seq: number): Promise<boolean>;
   /** A gone writer's parts join the organizations' rows; resolves with those organizations' ids. */
   foldWriter(writer: string): Promise<string[]>;
   /** Batches written since start, by path: COPY (first attempts), or the statement (retries, and first attempts that met a stored row). */
@@ -121,10 +129,7 @@ WHERE $2::bool`;
 // The COPY path (writeBatch): the same rows as WRITE_BATCH, taken by COPY, then the balances'
 // UPDATE, in one transaction (inTransaction). COPY has no ON CONFLICT: a row already stored
 // fails it whole (unique_violation), and the batch goes by WRITE_BATCH instead.
-const COPY_BATCH = `
-COPY usage_records (request_id, org_id, key_id, model_id, supplier, surface, funding, input_tokens, cached_input_tokens, output_tokens,
-  image_units, reserved_micros, charged_micros, outcome, metered_source, hold_expired, ttfb_ms, total_ms, finished_at, overdraft_micros,
-  charge_writer) FROM STDIN`;
+const COPY_BATCH = `COPY usage_records (${USAGE_COLUMNS}) FROM STDIN`;
 const APPLY_CHARGES = `
 UPDATE organizations SET balance_micros = balance_micros + v.b, package_micros = package_micros + v.p
 FROM unnest($1::uuid[], $2::bigint[], $3::bigint[]) AS v(id, b, p) WHERE organizations.id = v.id`;
@@ -166,22 +171,6 @@ const WRITE_CREDIT = `
 WITH e AS (${INSERT_ENTRIES}
 ), ${applyEntries(', package_expires_at = coalesce($2::timestamptz, package_expires_at)')}
 SELECT id FROM e`;
-
-/** A usage row as a COPY text-format line, in COPY_BATCH's column order; `writer`: its charge's tag (null: no charge). */
-function usageLine(u: UsageRow, writer: string | null): string {
-  return (
-    `${copyField(u.requestId)}\t${copyField(u.orgId)}\t${copyField(u.keyId)}\t${copyField(u.modelId)}\t${copyField(u.supplier)}\t` +
-    `${copyField(u.surface)}\t${copyField(u.funding)}\t${copyField(u.inputTokens)}\t${copyField(u.cachedInputTokens)}\t` +
-    `${copyField(u.outputTokens)}\t${copyField(u.imageUnits)}\t${copyField(u.reservedMicros)}\t${copyField(u.chargedMicros)}\t` +
-    `${copyField(u.outcome)}\t${copyField(u.meteredSource)}\t${copyField(u.holdExpired)}\t${copyField(u.ttfbMs)}\t` +
-    `${copyField(u.totalMs)}\t${timestampField(u.finishedAt)}\t${copyField(u.overdraftMicros)}\t${copyField(writer)}\n`
-  );
-}
-
-/** ms since epoch as timestamptz text; null (refused: the column is NOT NULL) when it is not a date, as to_timestamp(null) in WRITE_BATCH. */
-function timestampField(ms: number): string {
-  return typeof ms === 'number' && Number.isFinite(ms) && Math.abs(ms) <= 8.64e15 ? new Date(ms).toISOString() : '\\N';
-}
 
 /** A row of WRITE_BATCH's document: the usage row, with its writer tag when it carries a charge. */
 function batchRow(r: SettledRow): UsageRow | (UsageRow & { writer: string }) {
@@ -277,6 +266,7 @@ export class PgLedgerStore implements LedgerStore {
     const moved = new Map<string, [bigint, bigint]>();
     for (const { usage: u, writer } of rows) {
       usage += usageLine(u, writer);
+      if (parts !== null && !moved.has(u.orgId)) moved.set(u.orgId, [0n, 0n]); // every part the batch touches gets its seq
       if (writer === null) continue;
       stored.add(CHARGE + u.requestId);
       let sums = moved.get(u.orgId);
@@ -284,16 +274,32 @@ export class PgLedgerStore implements LedgerStore {
       // Not a whole number: COPY has already refused the row's charged_micros, and the transaction with it.
       if (Number.isSafeInteger(u.chargedMicros)) sums[u.funding === 'package' ? 1 : 0] -= BigInt(u.chargedMicros);
     }
-    await inTransaction(this.pool, async (client) => {
-      await copyIn(client, COPY_BATCH, [Buffer.from(usage, 'utf8')]);
-      if (parts !== null) for (const { usage: u } of rows) if (!moved.has(u.orgId)) moved.set(u.orgId, [0n, 0n]); // every part the batch touches gets its seq
+    await this.copyAndMove(Buffer.from(usage, 'utf8'), moved, parts);
+    return stored;
+  }
+
+  /** COPY `lines` into usage_records and move the balances (the organizations' rows, or the writer's parts) by `moved`, in one transaction. */
+  private copyAndMove(lines: Buffer, moved: ReadonlyMap<string, readonly [bigint, bigint]>, parts: { writer: string; seq: number } | null): Promise<void> {
+    return inTransaction(this.pool, async (client) => {
+      await copyIn(client, COPY_BATCH, [lines]);
       if (moved.size === 0) return;
       const ids = [...moved.keys()];
       const sums = [ids, ids.map((o) => String(moved.get(o)![0])), ids.map((o) => String(moved.get(o)![1]))];
       if (parts === null) await client.query(APPLY_CHARGES, sums);
       else await client.query(ADD_TO_PARTS, [...sums, parts.writer, parts.seq]);
     });
-    return stored;
+  }
+
+  async copyWriterLines(lines: Buffer, moved: ReadonlyMap<string, readonly [bigint, bigint]>, writer: string, seq: number): Promise<boolean> {
+    if (lines.length === 0) return true;
+    try {
+      await this.copyAndMove(lines, moved, { writer, seq });
+    } catch (err) {
+      if ((err as { code?: unknown }).code !== UNIQUE_VIOLATION) throw err;
+      return false;
+    }
+    this.writePaths.copy++;
+    return true;
   }
 
   /**

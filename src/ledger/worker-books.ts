@@ -23,6 +23,14 @@
 //
 // Streams served from an allotment keep their progress here too, so that if
 // the worker dies the primary settles them on what they had delivered.
+//
+// A settled call leaves the heap in the turn it settles: its usage row is
+// made into the store's COPY line once (usage-line.ts), which goes into the
+// file and, as bytes, into its batch; the batch keeps only those bytes and
+// what its calls spent per allotment. The rows are read back from the bytes
+// only when the COPY cannot take them (a retry, a row already stored, a row
+// the store refuses), the rare case. Measured: docs/performance.md, "A
+// settled call leaves the worker's heap".
 import { closeSync, ftruncateSync, openSync, writeSync } from 'node:fs';
 import type { Logger } from '../log/logger.js';
 import type { Spend, SpentReport, UsageRow } from './protocol.js';
@@ -31,6 +39,7 @@ import { isDataError } from './journal.js';
 import { LagWaiters } from './lag-waiters.js';
 import { chargeAgainst } from './records.js';
 import { cutLine, doneLine, forgetLine, journalPath, progressLine, removeQuietly, rowLine, type BookedCall } from './books-file.js';
+import { readUsageLine, usageLine } from './usage-line.js';
 
 const RETRY_MIN_MS = 100;
 const RETRY_MAX_MS = 5000;
@@ -39,7 +48,11 @@ const DURABLE_WAIT_MAX_MS = 10_000;
 
 interface Batch {
   seq: number;
-  calls: BookedCall[];
+  /** Its calls' usage rows as the store's COPY text (usage-line.ts), each made when its call settled. */
+  lines: Buffer;
+  calls: number;
+  /** What its calls spent, per allotment: what the actor is told. */
+  spends: Map<string, Spend>;
   /** When its oldest call was settled (ms since epoch). */
   since: number;
   done: Array<() => void>;
@@ -48,20 +61,74 @@ interface Batch {
 /** What a batch spent, per allotment: what the actor is told. */
 export function spendsOf(calls: readonly BookedCall[]): Spend[] {
   const byAllotment = new Map<string, Spend>();
-  for (const { usage: u, allotment, taken } of calls) {
-    let s = byAllotment.get(allotment);
-    if (s === undefined) byAllotment.set(allotment, (s = { orgId: u.orgId, funding: u.funding, allotment, taken: 0, charged: 0, overdraft: 0, calls: 0 }));
-    s.taken += taken;
-    s.charged += u.chargedMicros;
-    s.overdraft += u.overdraftMicros;
-    s.calls++;
-  }
+  for (const { usage, allotment, taken } of calls) addSpend(byAllotment, usage, allotment, taken);
   return [...byAllotment.values()];
+}
+
+function addSpend(byAllotment: Map<string, Spend>, u: UsageRow, allotment: string, taken: number): void {
+  let s = byAllotment.get(allotment);
+  if (s === undefined) byAllotment.set(allotment, (s = { orgId: u.orgId, funding: u.funding, allotment, taken: 0, charged: 0, overdraft: 0, calls: 0 }));
+  s.taken += taken;
+  s.charged += u.chargedMicros;
+  s.overdraft += u.overdraftMicros;
+  s.calls++;
 }
 
 /** A row as the store writes it: with the writer's tag when it carries a charge. */
 export function settledRows(calls: readonly BookedCall[], writer: string): SettledRow[] {
-  return calls.map((c) => ({ usage: c.usage, writer: c.usage.chargedMicros > 0 ? writer : null }));
+  return calls.map((c) => settledRow(c.usage, writer));
+}
+
+const settledRow = (usage: UsageRow, writer: string): SettledRow => ({ usage, writer: usage.chargedMicros > 0 ? writer : null });
+
+/** The rows of a batch's COPY text, read back (the rare write that cannot go by COPY). */
+function readRows(lines: Buffer, writer: string): SettledRow[] {
+  const rows: SettledRow[] = [];
+  for (const line of lines.toString('utf8').split('\n')) {
+    const row = line === '' ? null : readUsageLine(line);
+    if (row !== null) rows.push(settledRow(row.usage, writer));
+  }
+  return rows;
+}
+
+/**
+ * What the charges of `spends` move, per organization, exactly: [balance,
+ * package]; every organization the batch touches has its entry (its part
+ * gets the batch's seq). Null if a sum is past exact arithmetic.
+ */
+function movedBy(spends: Iterable<Spend>): Map<string, [bigint, bigint]> | null {
+  const moved = new Map<string, [bigint, bigint]>();
+  for (const s of spends) {
+    if (!Number.isSafeInteger(s.charged)) return null;
+    let m = moved.get(s.orgId);
+    if (m === undefined) moved.set(s.orgId, (m = [0n, 0n]));
+    m[s.funding === 'package' ? 1 : 0] -= BigInt(s.charged);
+  }
+  return moved;
+}
+
+/** Text appended as UTF-8 into one growing buffer: a batch's COPY lines, off the JavaScript heap. */
+class ByteLog {
+  private buf = Buffer.allocUnsafeSlow(0);
+  private used = 0;
+
+  append(text: string): void {
+    const most = this.used + text.length * 3; // UTF-8 takes at most 3 bytes per UTF-16 unit
+    if (most > this.buf.length) {
+      const grown = Buffer.allocUnsafeSlow(Math.max(most, this.buf.length * 2, 16_384));
+      this.buf.copy(grown, 0, 0, this.used);
+      this.buf = grown;
+    }
+    this.used += this.buf.write(text, this.used, 'utf8');
+  }
+
+  /** What was appended; the log starts again, sized for as much. */
+  take(): Buffer {
+    const out = this.buf.subarray(0, this.used);
+    this.buf = Buffer.allocUnsafeSlow(this.used === 0 ? 0 : this.buf.length);
+    this.used = 0;
+    return out;
+  }
 }
 
 export interface WorkerBooksOptions {
@@ -84,8 +151,11 @@ export interface WorkerBooksOptions {
 }
 
 export class WorkerBooks {
-  /** Calls settled and not yet cut into a batch. */
-  private open: BookedCall[] = [];
+  /** Calls settled and not yet cut into a batch: how many, what they spent, their COPY lines (this turn's still as text). */
+  private openCalls = 0;
+  private openSpends = new Map<string, Spend>();
+  private readonly openLines = new ByteLog();
+  private turnLines = '';
   private openSince = 0;
   private openDone: Array<() => void> = [];
   /** Cut and not yet in the store, oldest first. */
@@ -125,11 +195,13 @@ export class WorkerBooks {
     this.progressLines.delete(usage.requestId);
     chargeAgainst(usage, taken);
     usage.holdExpired = false;
-    const call: BookedCall = { usage, allotment, taken };
-    if (this.open.length === 0) this.openSince = Date.now();
-    this.open.push(call);
+    if (this.openCalls === 0) this.openSince = Date.now();
+    this.openCalls++;
+    addSpend(this.openSpends, usage, allotment, taken);
     this.settled++;
-    this.lines += rowLine(call);
+    const line = usageLine(usage, settledRow(usage, this.o.writer).writer);
+    this.turnLines += line;
+    this.lines += rowLine(allotment, taken, line);
     const inFile = new Promise<void>((resolve) => this.lineWaiters.push(resolve));
     this.scheduleFile();
     if (this.o.flushMs > 0) return inFile;
@@ -166,14 +238,14 @@ export class WorkerBooks {
 
   /** Settlements not yet in the store. */
   get backlog(): number {
-    let n = this.open.length;
-    for (const b of this.unwritten) n += b.calls.length;
+    let n = this.openCalls;
+    for (const b of this.unwritten) n += b.calls;
     return n;
   }
 
   /** How long the oldest settlement not yet in the store has waited (0: none). */
   lagMs(now: number): number {
-    const oldest = this.unwritten.length > 0 ? this.unwritten[0].since : this.open.length > 0 ? this.openSince : null;
+    const oldest = this.unwritten.length > 0 ? this.unwritten[0].since : this.openCalls > 0 ? this.openSince : null;
     return oldest === null ? 0 : Math.max(0, now - oldest);
   }
 
@@ -193,12 +265,13 @@ export class WorkerBooks {
    */
   cut(): void {
     this.writeFile();
-    if (this.open.length === 0) return;
-    const batch: Batch = { seq: ++this.seq, calls: this.open, since: this.openSince, done: this.openDone };
-    this.open = [];
+    if (this.openCalls === 0) return;
+    const batch: Batch = { seq: ++this.seq, lines: this.openLines.take(), calls: this.openCalls, spends: this.openSpends, since: this.openSince, done: this.openDone };
+    this.openCalls = 0;
+    this.openSpends = new Map();
     this.openDone = [];
     this.append(cutLine(batch.seq));
-    if (this.o.reportWhenWritten !== true) this.o.report({ writer: this.o.writer, seq: batch.seq, spends: spendsOf(batch.calls) });
+    if (this.o.reportWhenWritten !== true) this.o.report({ writer: this.o.writer, seq: batch.seq, spends: [...batch.spends.values()] });
     this.unwritten.push(batch);
     this.kick();
   }
@@ -237,12 +310,16 @@ export class WorkerBooks {
     });
   }
 
-  /** This turn's lines go to the file in one write; then the settlements waiting for them resolve. */
+  /** This turn's lines go to the file in one write (and its calls' COPY lines to their batch's bytes); then the settlements waiting for them resolve. */
   private writeFile(): void {
     this.fileScheduled = false;
     if (this.lines === '') return;
     this.append(this.lines);
     this.lines = '';
+    if (this.turnLines !== '') {
+      this.openLines.append(this.turnLines);
+      this.turnLines = '';
+    }
     const waiters = this.lineWaiters;
     this.lineWaiters = [];
     for (const w of waiters) w();
@@ -261,15 +338,16 @@ export class WorkerBooks {
     this.writing = true;
     const batches = this.unwritten.slice();
     const seq = batches[batches.length - 1].seq;
-    const calls = batches.length === 1 ? batches[0].calls : batches.flatMap((b) => b.calls);
+    const lines = batches.length === 1 ? batches[0].lines : Buffer.concat(batches.map((b) => b.lines));
+    const spends = batches.length === 1 ? [...batches[0].spends.values()] : mergedSpends(batches);
     const first = this.retryMs === 0;
-    void this.write(calls, seq, first).then(
+    void this.write(lines, spends, seq, first).then(
       () => {
         this.retryMs = 0;
         this.unwritten.splice(0, batches.length);
         this.batchesWritten += batches.length;
         this.append(doneLine(seq));
-        if (this.o.reportWhenWritten === true) this.o.report({ writer: this.o.writer, seq, spends: spendsOf(calls) });
+        if (this.o.reportWhenWritten === true) this.o.report({ writer: this.o.writer, seq, spends });
         this.writtenSeq = seq;
         if (this.writtenWaiters.length > 0) {
           const ready = this.writtenWaiters.filter((w) => w.seq <= seq);
@@ -277,7 +355,7 @@ export class WorkerBooks {
           for (const w of ready) w.resolve();
         }
         // Everything in the file is done: start it again, so it stays about a flush's worth long (with the streams' last progress).
-        if (this.unwritten.length === 0 && this.open.length === 0 && this.lines === '') {
+        if (this.unwritten.length === 0 && this.openCalls === 0 && this.lines === '') {
           ftruncateSync(this.fd, 0);
           this.offset = 0;
           if (this.progressLines.size > 0) this.append([...this.progressLines.values()].join(''));
@@ -289,7 +367,8 @@ export class WorkerBooks {
       },
       (err: Error) => {
         this.retryMs = Math.min(RETRY_MAX_MS, Math.max(RETRY_MIN_MS, this.retryMs * 2));
-        this.o.logger.warn({ err: err.message, calls: calls.length, retryMs: this.retryMs }, 'ledger: a worker could not write its settlements; retrying');
+        const calls = batches.reduce((n, b) => n + b.calls, 0);
+        this.o.logger.warn({ err: err.message, calls, retryMs: this.retryMs }, 'ledger: a worker could not write its settlements; retrying');
         setTimeout(() => {
           this.writing = false;
           this.kick();
@@ -298,29 +377,57 @@ export class WorkerBooks {
     );
   }
 
-  private async write(calls: BookedCall[], seq: number, firstAttempt: boolean): Promise<void> {
+  /**
+   * A first attempt sends the batch's lines by COPY as they are; a retry, a
+   * batch that met a row already stored, or one with a sum past exact
+   * arithmetic goes by the statement, its rows read back from the lines.
+   */
+  private async write(lines: Buffer, spends: Spend[], seq: number, firstAttempt: boolean): Promise<void> {
+    const writer = this.o.writer;
+    let rows: SettledRow[] | null = null;
     try {
-      await this.o.store.writeWriterBatch(settledRows(calls, this.o.writer), this.o.writer, seq, firstAttempt);
+      const moved = firstAttempt ? movedBy(spends) : null;
+      if (moved !== null && (await this.o.store.copyWriterLines(lines, moved, writer, seq))) return;
+      rows = readRows(lines, writer);
+      await this.o.store.writeWriterBatch(rows, writer, seq, false);
     } catch (err) {
-      if (!isDataError(err) || calls.length === 1) {
-        if (isDataError(err)) return this.drop(calls[0], err as Error);
+      rows ??= readRows(lines, writer);
+      if (!isDataError(err) || rows.length === 1) {
+        if (isDataError(err)) return this.drop(rows[0]!.usage, err as Error);
         throw err;
       }
       // One row the store refuses must not hold back the others: each alone, the refused one dropped.
-      for (const call of calls) {
+      for (const row of rows) {
         try {
-          await this.o.store.writeWriterBatch(settledRows([call], this.o.writer), this.o.writer, seq, false);
+          await this.o.store.writeWriterBatch([row], writer, seq, false);
         } catch (e) {
           if (!isDataError(e)) throw e;
-          this.drop(call, e as Error);
+          this.drop(row.usage, e as Error);
         }
       }
     }
   }
 
   /** As the journal does (journal.ts): a row the store refuses as malformed is logged and dropped; the actor's next load drops its charge from memory too. */
-  private drop(call: BookedCall, err: Error): void {
-    const u = call.usage;
+  private drop(u: UsageRow, err: Error): void {
     this.o.logger.error({ rid: u.requestId, org: u.orgId, charged: u.chargedMicros, err: err.message }, 'ledger: the store refused a settlement; dropped');
   }
+}
+
+/** The spends of several batches written together, per allotment. */
+function mergedSpends(batches: readonly Batch[]): Spend[] {
+  const byAllotment = new Map<string, Spend>();
+  for (const b of batches) {
+    for (const s of b.spends.values()) {
+      const into = byAllotment.get(s.allotment);
+      if (into === undefined) byAllotment.set(s.allotment, { ...s });
+      else {
+        into.taken += s.taken;
+        into.charged += s.charged;
+        into.overdraft += s.overdraft;
+        into.calls += s.calls;
+      }
+    }
+  }
+  return [...byAllotment.values()];
 }

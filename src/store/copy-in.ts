@@ -78,6 +78,14 @@ export function copyField(value: unknown): string {
   return copyField(JSON.stringify(value));
 }
 
+/** A field copyField wrote, read back: null for \N, its escapes undone. */
+export function readCopyField(field: string): string | null {
+  if (field === '\\N') return null;
+  return field.includes('\\') ? field.replace(ESCAPE, unescapeChar) : field;
+}
+
 const NEEDS_ESCAPE = /[\\\t\n\r]/;
 const ESCAPED = /[\\\t\n\r]/g;
+const ESCAPE = /\\(.)/g;
+const unescapeChar = (_: string, c: string): string => (c === 't' ? '\t' : c === 'n' ? '\n' : c === 'r' ? '\r' : c);
 const escapeChar = (c: string): string => (c === '\\' ? '\\\\' : c === '\t' ? '\\t' : c === '\n' ? '\\n' : '\\r');

@@ -4,6 +4,7 @@
 import type { UsageRow } from '../../src/ledger/protocol.js';
 import { chargeEntry, type AccountRow, type Entry } from '../../src/ledger/records.js';
 import type { LedgerStore, SettledRow, StoredCredit } from '../../src/ledger/store.js';
+import { readUsageLine } from '../../src/ledger/usage-line.js';
 
 interface StoredEntry extends Entry {
   writer: string | null;
@@ -52,6 +53,7 @@ export class FakeStore implements LedgerStore {
 
   async writeWriterBatch(rows: readonly SettledRow[], writer: string, seq: number): Promise<void> {
     this.writes++;
+    if (rows.some((r) => this.poison.has(r.usage.requestId))) throw Object.assign(new Error('bad data'), { code: '22003' });
     for (const { usage: u, writer: tag } of rows) {
       if (!this.usage.has(u.requestId)) this.usage.set(u.requestId, { ...u });
       let byWriter = this.parts.get(u.orgId);
@@ -65,6 +67,35 @@ export class FakeStore implements LedgerStore {
       if (e.funding === 'balance') part.balance += e.amount;
       else part.package += e.amount;
     }
+  }
+
+  /** Batches taken by copyWriterLines. */
+  copies = 0;
+
+  /** As PgLedgerStore: all or nothing (false: a row is stored already). `moved` must be what the lines' charges move: checked here. */
+  async copyWriterLines(lines: Buffer, moved: ReadonlyMap<string, readonly [bigint, bigint]>, writer: string, seq: number): Promise<boolean> {
+    const rows: SettledRow[] = [];
+    const sums = new Map<string, [bigint, bigint]>();
+    for (const line of lines.toString('utf8').split('\n')) {
+      if (line === '') continue;
+      const row = readUsageLine(line);
+      if (row === null) throw Object.assign(new Error(`not a usage line: ${line}`), { code: '22P04' });
+      rows.push(row);
+      const s = sums.get(row.usage.orgId) ?? [0n, 0n];
+      if (row.writer !== null) s[row.usage.funding === 'package' ? 1 : 0] -= BigInt(row.usage.chargedMicros);
+      sums.set(row.usage.orgId, s);
+    }
+    const given = [...moved].map(([o, [b, p]]) => `${o}:${b}:${p}`).sort();
+    const made = [...sums].map(([o, [b, p]]) => `${o}:${b}:${p}`).sort();
+    if (given.join() !== made.join()) throw new Error(`moved ${given.join()} is not what the lines charge: ${made.join()}`);
+    const fail = this.failNext;
+    this.failNext = null;
+    if (fail === 'connection') throw new Error('connection terminated');
+    if (rows.some((r) => this.usage.has(r.usage.requestId))) return false;
+    await this.writeWriterBatch(rows, writer, seq);
+    this.copies++;
+    if (fail === 'lost-answer') throw new Error('connection lost after commit');
+    return true;
   }
 
   async foldWriter(writer: string): Promise<string[]> {

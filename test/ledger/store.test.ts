@@ -10,6 +10,7 @@ import { listUsage } from '../../src/console/usage-store.js';
 import { createOrganization, readOrganization, updateOrganization } from '../../src/organizations/store.js';
 import type { UsageRow } from '../../src/ledger/protocol.js';
 import { PgLedgerStore, type SettledRow } from '../../src/ledger/store.js';
+import { usageLine } from '../../src/ledger/usage-line.js';
 import { openEmbeddedStore } from '../../src/store/embedded.js';
 import { migrate } from '../../src/store/migrate.js';
 import { createPool, type Pool } from '../../src/store/pool.js';
@@ -160,6 +161,19 @@ async function copyPath(t: Test, pool: Pool, store: PgLedgerStore, orgId: string
   t.equal((await store.loadAccount(orgId))!.balance, start.balance - 700 - 700 - 40, 'the stored charge is not counted twice');
   const c4 = await pool.query("SELECT count(*)::int AS n FROM usage_records WHERE request_id = 'c4'");
   t.equal(c4.rows[0].n, 1, 'nothing of the failed COPY was kept twice');
+
+  // A worker's batch sends the lines it made when it settled each call (worker-books.ts), and what they move.
+  const rows = batch('w');
+  const lines = Buffer.from(rows.map((r) => usageLine(r.usage, r.writer)).join(''));
+  const moved = new Map([[orgId, [-700n, -300n] as const]]);
+  t.equal(await store.copyWriterLines(lines, moved, 'wb', 1), true, 'taken by COPY');
+  t.same(await read('w'), usageRows, 'usage rows: a worker\'s made lines store what the statement stores');
+  const after2 = (await store.loadAccount(orgId))!;
+  t.same([after2.balance, after2.package], [start.balance - 700 - 700 - 40 - 700, start.package - 300 - 300 - 300], 'its parts moved by its charges, exactly');
+  t.same(after2.writerSeqs, new Map([['wb', 1]]), 'its part stamped with the batch');
+  t.equal(await store.copyWriterLines(lines, moved, 'wb', 2), false, 'the same lines again: refused, a row is stored');
+  const again = (await store.loadAccount(orgId))!;
+  t.same([again.balance, again.package, again.writerSeqs], [after2.balance, after2.package, after2.writerSeqs], 'and nothing of it kept');
 }
 
 t.test('real PostgreSQL', async (t) => {

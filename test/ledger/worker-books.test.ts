@@ -137,6 +137,60 @@ t.test('WorkerBooks: settle resolves once in the file; a batch is told then writ
   t.notOk(existsSync(join(dir, `${WRITER}.jsonl`)), 'nothing left to replay: the file is gone');
 });
 
+t.test('WorkerBooks: a batch goes by COPY as its made lines; a retry, a stored row or a refused row by the statement, rows read back whole', async (t) => {
+  const setup = () => {
+    const dir = mkdtempSync(join(tmpdir(), 'books-test-'));
+    const store = new FakeStore();
+    store.addOrg(ORG, 1_000_000);
+    const books = new WorkerBooks({ store, writer: WRITER, dir, flushMs: 10_000, report: () => {}, logger: createLogger('silent', 'test') });
+    return { store, books };
+  };
+  const rows = () => [
+    { ...usage('y1', 700, 1000), modelId: 'm\t1\n\\', supplier: null, ttfbMs: null },
+    usage('y2', 0, 1000),
+    { ...usage('y3', 300, 1000, 'package'), finishedAt: 1_764_000_000_999 },
+  ];
+  const settleAll = async (books: WorkerBooks, us: ReturnType<typeof rows>) => {
+    for (const u of us) await books.settle(u, u.funding === 'package' ? 'a2' : 'a1', 1000);
+  };
+
+  {
+    const { store, books } = setup();
+    const us = rows();
+    await settleAll(books, us);
+    await books.close();
+    t.equal(store.copies, 1, 'one batch, by COPY');
+    t.same([...store.usage.values()], us, 'every row stored as settled, odd text and nulls too');
+    const account = (await store.loadAccounts([ORG])).get(ORG)!;
+    t.same([account.balance, account.package], [1_000_000 - 700, -300], 'the parts moved by exactly the charges (FakeStore checks the sums against the lines)');
+  }
+  {
+    const { store, books } = setup();
+    store.failNext = 'connection';
+    const us = rows();
+    await settleAll(books, us);
+    await books.close();
+    t.same([...store.usage.values()], us, 'after a failed first attempt: the retry reads the rows back from the lines, whole');
+    t.equal((await store.loadAccounts([ORG])).get(ORG)!.balance, 1_000_000 - 700, 'charged once');
+  }
+  {
+    const { store, books } = setup();
+    store.failNext = 'lost-answer';
+    await settleAll(books, rows());
+    await books.close();
+    t.equal(store.usage.size, 3, 'a lost answer: the retry finds the rows stored');
+    t.equal((await store.loadAccounts([ORG])).get(ORG)!.balance, 1_000_000 - 700, 'and charges them once');
+  }
+  {
+    const { store, books } = setup();
+    store.poison.add('y1');
+    await settleAll(books, rows());
+    await books.close();
+    t.same([...store.usage.keys()].sort(), ['y2', 'y3'], 'a row the store refuses is dropped; the others are written');
+    t.same((await store.loadAccounts([ORG])).get(ORG)!.package, -300);
+  }
+});
+
 t.test('a stream\'s progress kept in the books: it outlives the file starting over, a dead worker\'s stream settles on it, an ended one does not', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'books-test-'));
   const store = new FakeStore();
