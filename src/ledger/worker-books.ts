@@ -122,10 +122,10 @@ class ByteLog {
     this.used += this.buf.write(text, this.used, 'utf8');
   }
 
-  /** What was appended; the log starts again, sized for as much. */
+  /** What was appended; the log starts again, sized for about as much (not for the largest batch it ever held). */
   take(): Buffer {
     const out = this.buf.subarray(0, this.used);
-    this.buf = Buffer.allocUnsafeSlow(this.used === 0 ? 0 : this.buf.length);
+    this.buf = Buffer.allocUnsafeSlow(this.used === 0 ? 0 : Math.max(16_384, Math.ceil(this.used * 1.25)));
     this.used = 0;
     return out;
   }

@@ -165,6 +165,15 @@ t.test('WorkerBooks: a batch goes by COPY as its made lines; a retry, a stored r
     t.same([account.balance, account.package], [1_000_000 - 700, -300], 'the parts moved by exactly the charges (FakeStore checks the sums against the lines)');
   }
   {
+    // A batch larger than its first buffer, in text beyond ASCII: grown, and nothing lost or cut mid-character.
+    const { store, books } = setup();
+    const many = Array.from({ length: 400 }, (_, i) => ({ ...usage(`z${i}`, 10, 1000), modelId: `模型-é-🙂-${'ü'.repeat(i % 90)}` }));
+    await Promise.all(many.map((u) => books.settle(u, 'a1', 1000)));
+    await books.close();
+    t.equal(store.copies, 1, 'one batch, by COPY');
+    t.same([...store.usage.values()], many, `${many.length} rows, ~${Math.round(many.reduce((n, u) => n + Buffer.byteLength(u.modelId), 0) / 1024)} KB of model names, each stored as settled`);
+  }
+  {
     const { store, books } = setup();
     store.failNext = 'connection';
     const us = rows();
