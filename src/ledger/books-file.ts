@@ -1,19 +1,20 @@
 // A worker's books' file (worker-books.ts writes it, the primary reads it
 // when the worker is gone): the one place its lines are made and read.
 //
-// One line per settled call: `r`, the allotment, what the call took there and
-// its usage row as the store's COPY line (usage-line.ts: the text its batch
-// sends the store, made once), tab-separated; a `cut` line when the lines before it become
-// batch `seq` (reported to the actors in the same turn); a `done` line once
-// every batch up to `seq` is in the store. A stream served from an allotment
-// writes its progress as a `p` line (the usage row it would settle on,
-// outcome `interrupted`), so that if its worker dies it is settled on what it
-// had delivered, as the actor settles a hold with progress (docs/billing.md
-// "Interrupted streams"); an `x` line says a call with progress ended without
-// a settlement here (released, or settled through the actor). The writer
-// empties the file whenever everything in it is done, writing the streams'
-// last progress again at its start. The other lines are JSON. A file left by
-// an earlier version holds its calls as JSON lines (`u`, `a`, `t`): read alike.
+// One line per settled call: `r`, the allotment, what the call took there
+// and its usage row as the store's COPY line (usage-line.ts: the text its
+// batch sends the store, made once), tab-separated; a `cut` line when the
+// lines before it become batch `seq` (reported to the actors in the same
+// turn); a `done` line once every batch up to `seq` is in the store. A
+// stream served from an allotment writes its progress as a `p` line (the
+// usage row it would settle on, outcome `interrupted`), so that if its worker
+// dies it is settled on what it had delivered, as the actor settles a hold
+// with progress (docs/billing.md "Interrupted streams"); an `x` line says a
+// call with progress ended without a settlement here (released, or settled
+// through the actor). The writer empties the file whenever everything in it
+// is done, writing the streams' last progress again at its start. Lines other
+// than a call's are JSON; a file left by an earlier version holds its calls
+// as JSON lines too (`u`, `a`, `t`), and is read alike.
 import { readFileSync, readdirSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { copyField, readCopyField } from '../store/copy-in.js';
