@@ -62,6 +62,13 @@ export class Scanner {
     this.i++;
   }
 
+  /** Right after an opener: true when the container is empty (its `close` consumed), false when a member or element follows. */
+  empty(close: number): boolean {
+    if (this.peek() !== close) return false;
+    this.i++;
+    return true;
+  }
+
   /** After a member or element: true at `close` (consumed), false after a comma (consumed); anything else is not taken. */
   closes(close: number): boolean {
     const n = this.peek();
@@ -136,10 +143,7 @@ export class Scanner {
     if (c === QUOTE) return this.skipString();
     if (c === OPEN_BRACE) {
       this.i++;
-      if (this.peek() === CLOSE_BRACE) {
-        this.i++;
-        return;
-      }
+      if (this.empty(CLOSE_BRACE)) return;
       for (;;) {
         this.skipString();
         this.expect(COLON);
@@ -149,10 +153,7 @@ export class Scanner {
     }
     if (c === OPEN_BRACKET) {
       this.i++;
-      if (this.peek() === CLOSE_BRACKET) {
-        this.i++;
-        return;
-      }
+      if (this.empty(CLOSE_BRACKET)) return;
       for (;;) {
         this.skipValue(depth + 1);
         if (this.closes(CLOSE_BRACKET)) return;

@@ -84,8 +84,7 @@ function vector(s: Scanner): Vector {
   s.i++;
   const start = floatsUsed;
   let n = start;
-  if (s.peek() === CLOSE_BRACKET) s.i++;
-  else
+  if (!s.empty(CLOSE_BRACKET))
     for (;;) {
       const d = s.peek();
       if (!(d === MINUS || isDigit(d))) throw NOT_TAKEN;
@@ -207,10 +206,7 @@ const ITEM_TAIL = '"}';
 function data(s: Scanner): Vector[] {
   s.expect(OPEN_BRACKET);
   const items: { index: number; vector: Vector }[] = [];
-  if (s.peek() === CLOSE_BRACKET) {
-    s.i++;
-    return [];
-  }
+  if (s.empty(CLOSE_BRACKET)) return [];
   for (;;) {
     items.push(item(s, items.length));
     if (s.closes(CLOSE_BRACKET)) break;
@@ -231,10 +227,7 @@ function usage(s: Scanner): number | null {
   }
   s.i++;
   let tokens: number | null | undefined;
-  if (s.peek() === CLOSE_BRACE) {
-    s.i++;
-    return null;
-  }
+  if (s.empty(CLOSE_BRACE)) return null;
   for (;;) {
     const key = s.plainString();
     s.expect(COLON);
