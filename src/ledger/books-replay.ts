@@ -14,7 +14,7 @@ import { mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { removeQuietly, type Unwritten } from './books-file.js';
 import type { LedgerStore } from './store.js';
-import { settledRows } from './worker-books.js';
+import { settledRows } from './worker-batch.js';
 
 const LOCK = 'primary.pid';
 

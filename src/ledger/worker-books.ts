@@ -38,8 +38,9 @@ import type { LedgerStore, SettledRow } from './store.js';
 import { isDataError } from './journal.js';
 import { LagWaiters } from './lag-waiters.js';
 import { chargeAgainst } from './records.js';
-import { cutLine, doneLine, forgetLine, journalPath, progressLine, removeQuietly, rowLine, type BookedCall } from './books-file.js';
-import { readUsageLine, usageLine } from './usage-line.js';
+import { cutLine, doneLine, forgetLine, journalPath, progressLine, removeQuietly, rowLine } from './books-file.js';
+import { usageLine } from './usage-line.js';
+import { addSpend, ByteLog, mergedSpends, movedBy, readRows, settledRow } from './worker-batch.js';
 
 const RETRY_MIN_MS = 100;
 const RETRY_MAX_MS = 5000;
@@ -56,79 +57,6 @@ interface Batch {
   /** When its oldest call was settled (ms since epoch). */
   since: number;
   done: Array<() => void>;
-}
-
-/** What a batch spent, per allotment: what the actor is told. */
-export function spendsOf(calls: readonly BookedCall[]): Spend[] {
-  const byAllotment = new Map<string, Spend>();
-  for (const { usage, allotment, taken } of calls) addSpend(byAllotment, usage, allotment, taken);
-  return [...byAllotment.values()];
-}
-
-function addSpend(byAllotment: Map<string, Spend>, u: UsageRow, allotment: string, taken: number): void {
-  let s = byAllotment.get(allotment);
-  if (s === undefined) byAllotment.set(allotment, (s = { orgId: u.orgId, funding: u.funding, allotment, taken: 0, charged: 0, overdraft: 0, calls: 0 }));
-  s.taken += taken;
-  s.charged += u.chargedMicros;
-  s.overdraft += u.overdraftMicros;
-  s.calls++;
-}
-
-/** A row as the store writes it: with the writer's tag when it carries a charge. */
-export function settledRows(calls: readonly BookedCall[], writer: string): SettledRow[] {
-  return calls.map((c) => settledRow(c.usage, writer));
-}
-
-const settledRow = (usage: UsageRow, writer: string): SettledRow => ({ usage, writer: usage.chargedMicros > 0 ? writer : null });
-
-/** The rows of a batch's COPY text, read back (the rare write that cannot go by COPY). */
-function readRows(lines: Buffer, writer: string): SettledRow[] {
-  const rows: SettledRow[] = [];
-  for (const line of lines.toString('utf8').split('\n')) {
-    const row = line === '' ? null : readUsageLine(line);
-    if (row !== null) rows.push(settledRow(row.usage, writer));
-  }
-  return rows;
-}
-
-/**
- * What the charges of `spends` move, per organization, exactly: [balance,
- * package]; every organization the batch touches has its entry (its part
- * gets the batch's seq). Null if a sum is past exact arithmetic.
- */
-function movedBy(spends: Iterable<Spend>): Map<string, [bigint, bigint]> | null {
-  const moved = new Map<string, [bigint, bigint]>();
-  for (const s of spends) {
-    if (!Number.isSafeInteger(s.charged)) return null;
-    let m = moved.get(s.orgId);
-    if (m === undefined) moved.set(s.orgId, (m = [0n, 0n]));
-    m[s.funding === 'package' ? 1 : 0] -= BigInt(s.charged);
-  }
-  return moved;
-}
-
-/** Text appended as UTF-8 into one growing buffer: a batch's COPY lines, off the JavaScript heap. */
-class ByteLog {
-  private buf = Buffer.allocUnsafeSlow(0);
-  private used = 0;
-
-  append(text: string): void {
-    const most = this.used + text.length * 3; // UTF-8 takes at most 3 bytes per UTF-16 unit
-    if (most > this.buf.length) {
-      const grown = Buffer.allocUnsafeSlow(Math.max(most, this.buf.length * 2, 16_384));
-      this.buf.copy(grown, 0, 0, this.used);
-      this.buf = grown;
-    }
-    this.used += this.buf.write(text, this.used, 'utf8');
-  }
-
-  /** What was appended; the log starts again, sized for about as much (not for the largest batch it ever held). */
-  take(): Buffer {
-    const out = this.buf.subarray(0, this.used);
-    this.buf = Buffer.allocUnsafeSlow(this.used === 0 ? 0 : Math.max(16_384, Math.ceil(this.used * 1.25)));
-    this.used = 0;
-    return out;
-  }
 }
 
 export interface WorkerBooksOptions {
@@ -412,22 +340,4 @@ export class WorkerBooks {
   private drop(u: UsageRow, err: Error): void {
     this.o.logger.error({ rid: u.requestId, org: u.orgId, charged: u.chargedMicros, err: err.message }, 'ledger: the store refused a settlement; dropped');
   }
-}
-
-/** The spends of several batches written together, per allotment. */
-function mergedSpends(batches: readonly Batch[]): Spend[] {
-  const byAllotment = new Map<string, Spend>();
-  for (const b of batches) {
-    for (const s of b.spends.values()) {
-      const into = byAllotment.get(s.allotment);
-      if (into === undefined) byAllotment.set(s.allotment, { ...s });
-      else {
-        into.taken += s.taken;
-        into.charged += s.charged;
-        into.overdraft += s.overdraft;
-        into.calls += s.calls;
-      }
-    }
-  }
-  return [...byAllotment.values()];
 }

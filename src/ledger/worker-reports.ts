@@ -7,7 +7,7 @@ import type { OrgActor } from './actor.js';
 import type { BookedCall, Unwritten } from './books-file.js';
 import type { FoldedCommand, SpentReport } from './protocol.js';
 import type { LedgerStore } from './store.js';
-import { settledRows, spendsOf } from './worker-books.js';
+import { settledRows, spendsOf } from './worker-batch.js';
 
 /** How long close() waits for gone workers' settlements to reach the store. */
 const REPLAY_CLOSE_WAIT_MS = 10_000;

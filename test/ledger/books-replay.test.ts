@@ -14,7 +14,8 @@ import { FakeStore } from './fake-store.js';
 import { makeLedger, ORG, usage } from './helpers.js';
 import type { BookedCall } from '../../src/ledger/books-file.js';
 import { closeBooksDir, openBooksDir } from '../../src/ledger/books-replay.js';
-import { spendsOf, WorkerBooks } from '../../src/ledger/worker-books.js';
+import { spendsOf } from '../../src/ledger/worker-batch.js';
+import { WorkerBooks } from '../../src/ledger/worker-books.js';
 import type { SpentReport } from '../../src/ledger/protocol.js';
 import { createLogger } from '../../src/log/logger.js';
 
