@@ -190,8 +190,7 @@ function scan(s: Scanner): DecodedEmbeddings | null {
     if (v.text) {
       out.set(s.b.subarray(v.start, v.start + v.count), at);
       at += v.count;
-    }
-    else at = base64Into(bytes, v.start * 4, (v.start + v.count) * 4, out, at);
+    } else at = base64Into(bytes, v.start * 4, (v.start + v.count) * 4, out, at);
     at += out.write(ITEM_TAIL, at, 'latin1');
   }
   out[at] = CLOSE_BRACKET;
