@@ -32,7 +32,10 @@ export function settledRows(calls: readonly BookedCall[], writer: string): Settl
   return calls.map((c) => settledRow(c.usage, writer));
 }
 
-export const settledRow = (usage: UsageRow, writer: string): SettledRow => ({ usage, writer: usage.chargedMicros > 0 ? writer : null });
+const settledRow = (usage: UsageRow, writer: string): SettledRow => ({ usage, writer: chargeTag(usage, writer) });
+
+/** A row's charge tag: its writer when it carries a charge, null when it charges nothing. */
+export const chargeTag = (usage: UsageRow, writer: string): string | null => (usage.chargedMicros > 0 ? writer : null);
 
 /** The rows of a batch's COPY text, read back (the rare write that cannot go by COPY). */
 export function readRows(lines: Buffer, writer: string): SettledRow[] {

@@ -40,7 +40,7 @@ import { LagWaiters } from './lag-waiters.js';
 import { chargeAgainst } from './records.js';
 import { cutLine, doneLine, forgetLine, journalPath, progressLine, removeQuietly, rowLine } from './books-file.js';
 import { usageLine } from './usage-line.js';
-import { addSpend, ByteLog, mergedSpends, movedBy, readRows, settledRow } from './worker-batch.js';
+import { addSpend, ByteLog, chargeTag, mergedSpends, movedBy, readRows } from './worker-batch.js';
 
 const RETRY_MIN_MS = 100;
 const RETRY_MAX_MS = 5000;
@@ -127,7 +127,7 @@ export class WorkerBooks {
     this.openCalls++;
     addSpend(this.openSpends, usage, allotment, taken);
     this.settled++;
-    const line = usageLine(usage, settledRow(usage, this.o.writer).writer);
+    const line = usageLine(usage, chargeTag(usage, this.o.writer));
     this.turnLines += line;
     this.lines += rowLine(allotment, taken, line);
     const inFile = new Promise<void>((resolve) => this.lineWaiters.push(resolve));
