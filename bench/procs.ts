@@ -247,8 +247,8 @@ export function cpuMsReaped(pid: number): number | null {
  */
 export function rssBytes(pid: number): number | null {
   try {
-    const statm = readFileSync(`/proc/${pid}/statm`, 'latin1');
-    const resident = Number(statm.slice(statm.indexOf(' ') + 1, statm.indexOf(' ', statm.indexOf(' ') + 1)));
+    // size resident shared text lib data dt, in pages
+    const resident = Number(readFileSync(`/proc/${pid}/statm`, 'latin1').split(' ', 2)[1]);
     return Number.isFinite(resident) ? resident * PAGE_SIZE : null;
   } catch {
     return null;
