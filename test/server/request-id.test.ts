@@ -27,3 +27,20 @@ t.test('time-ordered: the first 48 bits are the millisecond clock', async (t) =>
   const sorted = [...ids].sort((a, b) => a.slice(0, 16).localeCompare(b.slice(0, 16)));
   t.same(sorted.map((id) => id.slice(0, 16)), ids.map((id) => id.slice(0, 16)), 'ids made later sort later (by their stamp)');
 });
+
+t.test('the random digits are uniform, the variant one of 8 9 a b', async (t) => {
+  const n = 64_000;
+  // counts[position][digit] over the 19 digits after the version nibble
+  const counts = Array.from({ length: 19 }, () => new Array<number>(16).fill(0));
+  for (let i = 0; i < n; i++) {
+    const id = newRequestId();
+    for (let p = 0; p < 19; p++) counts[p][parseInt(id[17 + p], 16)]++;
+  }
+  for (let p = 0; p < 19; p++) {
+    const digits = p === 3 ? [8, 9, 10, 11] : Array.from({ length: 16 }, (_, d) => d);
+    const expected = n / digits.length;
+    const off = digits.filter((d) => Math.abs(counts[p][d] - expected) > expected * 0.1);
+    const outside = counts[p].reduce((sum, c, d) => (digits.includes(d) ? sum : sum + c), 0);
+    t.ok(off.length === 0 && outside === 0, `position ${17 + p}: every digit within 10% of ${expected} (off: ${off.join(',') || 'none'}, outside: ${outside})`);
+  }
+});
