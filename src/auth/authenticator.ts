@@ -28,6 +28,8 @@ function presentedHash(authorization: string, xApiKey: string, carrier: Carrier)
   return hashKey(token === '' ? DECOY_KEY : token);
 }
 
+const keyOf = (warm: WarmKey | null): ApiKey | null => (warm === null ? null : warm.key);
+
 /** Safety net behind the change log and the bus: a warm record is re-read at least this often. */
 export const CACHE_TTL_MS = 60_000;
 /** Warm records kept per worker; beyond this the oldest is dropped (it is re-read on its next use). */
@@ -64,9 +66,10 @@ export class KeyAuthenticator implements Authenticator {
     metrics.count(REFUSAL_COUNTER, 0);
   }
 
-  async authenticate(authorization: string, xApiKey: string, carrier: Carrier, presented: Buffer | null = null): Promise<ApiKey | null> {
-    const warm = await this.lookup(authorization, xApiKey, carrier, presented);
-    return warm === null ? null : warm.key;
+  /** A promise only when the key's record must be read from the store (lookup()). */
+  authenticate(authorization: string, xApiKey: string, carrier: Carrier, presented: Buffer | null = null): ApiKey | null | Promise<ApiKey | null> {
+    const warm = this.lookup(authorization, xApiKey, carrier, presented);
+    return warm instanceof Promise ? warm.then(keyOf) : keyOf(warm);
   }
 
   precheck(authorization: string, xApiKey: string, carrier: Carrier): Buffer | null {
@@ -76,16 +79,24 @@ export class KeyAuthenticator implements Authenticator {
     return null;
   }
 
-  /** As authenticate(), with the pre-rendered identity echo. */
-  async lookup(authorization: string, xApiKey: string, carrier: Carrier, presented: Buffer | null = null): Promise<WarmKey | null> {
+  /**
+   * As authenticate(), with the pre-rendered identity echo. Judged at once
+   * when the key's record is cached (the common call: no promise made), after
+   * the store's answer when it is not.
+   */
+  lookup(authorization: string, xApiKey: string, carrier: Carrier, presented: Buffer | null = null): WarmKey | null | Promise<WarmKey | null> {
     const hash = presented ?? presentedHash(authorization, xApiKey, carrier);
     const now = Date.now();
     if (!this.index.isLive(hash, Math.floor(now / 1000))) {
       this.metrics.count(REFUSAL_COUNTER);
       return null;
     }
-    const warm = await this.record(hash, now);
-    // The fingerprint index is a pre-filter: the whole hash decides, in constant time.
+    const warm = this.record(hash, now);
+    return warm instanceof Promise ? warm.then((w) => this.judge(w, hash, now)) : this.judge(warm, hash, now);
+  }
+
+  /** The fingerprint index is a pre-filter: the whole hash decides, in constant time. */
+  private judge(warm: WarmKey | null, hash: Buffer, now: number): WarmKey | null {
     const ok = warm !== null && timingSafeEqual(warm.hash, hash) && (warm.key.expiresAt === null || warm.key.expiresAt > now);
     if (!ok) this.metrics.count(REFUSAL_COUNTER);
     return ok ? warm : null;

@@ -39,9 +39,10 @@ export interface Authenticator {
   /**
    * The live key presented, or null for every kind of refusal (no header,
    * malformed, unknown, revoked, expired): the caller answers one 401.
-   * No database query for a warm key or for a hash no live key has.
+   * No database query for a warm key or for a hash no live key has, and no
+   * promise either: one is returned only when the store must be read.
    */
-  authenticate(authorization: string, xApiKey: string, carrier: Carrier, presented?: Buffer | null): Promise<ApiKey | null>;
+  authenticate(authorization: string, xApiKey: string, carrier: Carrier, presented?: Buffer | null): ApiKey | null | Promise<ApiKey | null>;
   /**
    * The synchronous first half of authenticate(), before a body is read: the
    * presented key's hash when the in-memory index holds it live (pass it to

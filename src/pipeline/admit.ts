@@ -2,18 +2,31 @@
 // the model, authorize the key's scope, reserve. Each refuses with the one
 // GatewayError the spec names, before any routing or money moves.
 import { scopeAllows } from '../auth/scope.js';
+import type { ApiKey } from '../auth/types.js';
 import { boundFor, countedBound } from '../billing/bound.js';
 import type { Bound, BoundRequest, TighterBound } from '../billing/types.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import type { ModelCall } from './call.js';
 
-export async function authenticate(call: ModelCall): Promise<void> {
+/**
+ * A promise only when the key's record must be read from the store; a warm
+ * key is admitted at once, with no promise or async frame made for it (the
+ * common call's allocations: docs/performance.md, "Where a call's garbage
+ * comes from"). Throws, or rejects, invalid_api_key.
+ */
+export function authenticate(call: ModelCall): Promise<void> | undefined {
   const ctx = call.ctx;
-  const key = await call.deps.authenticator.authenticate(ctx.authorization, ctx.xApiKey, call.surface.carrier, ctx.keyHash);
+  const key = call.deps.authenticator.authenticate(ctx.authorization, ctx.xApiKey, call.surface.carrier, ctx.keyHash);
+  if (key instanceof Promise) return key.then((k) => admitKey(call, k));
+  admitKey(call, key);
+  return undefined;
+}
+
+function admitKey(call: ModelCall, key: ApiKey | null): void {
   if (key === null) throw new GatewayError('invalid_api_key');
   call.key = key;
-  ctx.orgId = key.orgId;
-  ctx.keyId = key.id;
+  call.ctx.orgId = key.orgId;
+  call.ctx.keyId = key.id;
 }
 
 /**

@@ -21,7 +21,8 @@ import { settleUnanswered } from './settle.js';
 import { callSuppliers, UnusableReply } from './upstream.js';
 
 export async function runModelCall(call: ModelCall): Promise<void> {
-  await authenticate(call);
+  const authenticating = authenticate(call); // undefined for a warm key: nothing to wait for
+  if (authenticating !== undefined) await authenticating;
   const keyId = call.key!.id;
   call.deps.keySlots.take(keyId);
   try {

@@ -150,6 +150,6 @@ t.test('a cold key while the store is down: 503, not a 401 that would look like 
   index.set(hashKey(secret), NEVER);
   const down = { query: () => Promise.reject(new Error('store down')) } as unknown as Pool;
   const cold = new KeyAuthenticator(down, index, new Metrics(), createLogger('silent', 'test'));
-  await t.rejects(cold.authenticate(`Bearer ${secret}`, '', 'bearer'), { code: 'service_unavailable' });
+  await t.rejects(async () => cold.authenticate(`Bearer ${secret}`, '', 'bearer'), { code: 'service_unavailable' });
   t.equal(await cold.authenticate(`Bearer ${randomKey()}`, '', 'bearer'), null, 'unknown keys are still refused in memory');
 });
