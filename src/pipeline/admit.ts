@@ -34,15 +34,11 @@ function admitKey(call: ModelCall, key: ApiKey | null): void {
  * Small bodies inline; large ones in the pool, where JSON.parse and the
  * serialization (hundreds of µs for 100 KB) do not hold up the event loop.
  * After authentication, so an unauthenticated flood never costs a parse.
+ * A promise only for the pool's way: a small body is prepared at once.
  */
-export async function prepare(call: ModelCall): Promise<void> {
+export function prepare(call: ModelCall): Promise<void> | undefined {
   const raw = call.ctx.rawBody!;
-  if (raw.length > call.deps.offloadBodyBytes) {
-    const result = await call.deps.offload.prepare(call.name, raw, call.key!.orgId);
-    if (!result.ok) throw new GatewayError(result.code, { param: result.param ?? undefined, message: result.message });
-    call.prepared = result.prepared;
-    return;
-  }
+  if (raw.length > call.deps.offloadBodyBytes) return preparePooled(call, raw);
   let body: unknown;
   try {
     body = JSON.parse(raw.toString('utf8'));
@@ -50,6 +46,13 @@ export async function prepare(call: ModelCall): Promise<void> {
     throw new GatewayError('invalid_json');
   }
   call.prepared = call.surface.prepare(body, raw.length);
+  return undefined;
+}
+
+async function preparePooled(call: ModelCall, raw: Buffer): Promise<void> {
+  const result = await call.deps.offload.prepare(call.name, raw, call.key!.orgId);
+  if (!result.ok) throw new GatewayError(result.code, { param: result.param ?? undefined, message: result.message });
+  call.prepared = result.prepared;
 }
 
 /** Canonical name or alias → the model, if it is served on this surface. */

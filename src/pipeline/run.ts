@@ -27,7 +27,8 @@ export async function runModelCall(call: ModelCall): Promise<void> {
   call.deps.keySlots.take(keyId);
   try {
     boundNesting(call);
-    await prepare(call);
+    const preparing = prepare(call); // undefined for a small body, prepared here
+    if (preparing !== undefined) await preparing;
     resolveModel(call);
     authorizeScope(call);
     // A surface with no transcoder never prepares a stream (its schema has no such member): a bug, not the caller's fault.
