@@ -110,10 +110,11 @@ export function newRequestId(): string {
   ID_BYTES[19] = HEX[r[at + 1] >> 4];
   ID_BYTES[20] = HEX[8 | (r[at + 1] & 3)];
   at += 2;
-  for (let i = 21; i < 36; i += 2, at++) {
+  for (let i = 21; i < 35; i += 2, at++) {
     ID_BYTES[i] = HEX[r[at] >> 4];
-    if (i + 1 < 36) ID_BYTES[i + 1] = HEX[r[at] & 15];
+    ID_BYTES[i + 1] = HEX[r[at] & 15];
   }
+  ID_BYTES[35] = HEX[r[at] >> 4];
   return ID_BYTES.toString('latin1', 0, 36);
 }
 const HEX = Buffer.from('0123456789abcdef', 'latin1');
