@@ -108,8 +108,11 @@ export interface Billing {
    * for a smaller estimate (a token count, in the worker pool), and that one
    * is reserved if it fits what the ledger said is available — unless even
    * its floor does not fit, when the refusal stands without a count.
+   * The hold itself, not a promise, when the call was reserved at once from
+   * an allotment of this process (LedgerClient.reserveHere): the common call
+   * waits for nothing here.
    */
-  reserve(requestId: string, key: ApiKey, model: CatalogModel, surface: Surface, bound: Bound, tighter?: TighterBound | null): Promise<Hold>;
+  reserve(requestId: string, key: ApiKey, model: CatalogModel, surface: Surface, bound: Bound, tighter?: TighterBound | null): Hold | Promise<Hold>;
   /**
    * Charges `metered` at the hold's price (null: nothing consumed), releases
    * the rest, records the usage row. Idempotent by request id. Resolves when

@@ -211,6 +211,7 @@ export class Allotments {
     const a = this.open.get(req.orgId + ' ' + req.funding);
     if (a === undefined) return false;
     const now = this.clock();
+    if (!Number.isSafeInteger(req.amount) || req.amount < 0) return false; // only whole micros are taken from an allotment
     if (a.slots < 1 || a.money < req.amount || a.second !== Math.floor(now / 1000) || this.calls.has(req.requestId)) return false;
     a.slots--;
     a.money -= req.amount;

@@ -172,6 +172,10 @@ export class IpcLedgerClient implements LedgerClient {
     });
   }
 
+  reserveHere(req: ReserveRequest): boolean {
+    return req.keyQuota === undefined && !this.booksGate.closed && this.allotments.take(req);
+  }
+
   async reserve(req: ReserveRequest): Promise<ReserveReply> {
     if (this.booksGate.closed) await this.booksGate.wait(); // the store is behind this worker's books (store-gate.ts)
     return this.allotments.reserve(req, (cmd) => this.channel.request<ReserveReply>('ledger:reserve', cmd, RESERVE_TIMEOUT_MS));

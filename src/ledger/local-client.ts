@@ -19,6 +19,11 @@ export class LocalLedgerClient implements LedgerClient {
     return this.ledger.reserve({ requestId: req.requestId, orgId: req.orgId, funding: req.funding, amount: req.amount, owner: this.owner });
   }
 
+  /** No allotments in the actors' own process: every reservation is the actor's. */
+  reserveHere(): boolean {
+    return false;
+  }
+
   settle(cmd: SettleCommand): Promise<void> {
     // A copy, as a transport would make: the actor writes into the row it is given.
     return this.ledger.settle({ usage: { ...cmd.usage } });

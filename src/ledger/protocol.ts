@@ -224,6 +224,14 @@ export interface AccountView {
 /** What every host offers the processes that serve requests. */
 export interface LedgerClient {
   reserve(req: ReserveRequest): Promise<ReserveReply>;
+  /**
+   * The common call's reservation, with no wait and no round trip: true when
+   * an allotment of this process had room for it now, and it is reserved
+   * there (what reserve() would answer { ok: true } at once); false: nothing
+   * was done, reserve() is the way. A key with a quota of its own is never
+   * reserved here (the actor counts its calls one by one: key-quotas.ts).
+   */
+  reserveHere(req: ReserveRequest): boolean;
   /** Resolves when the charge is as durable as billing.flush_ms promises. */
   settle(cmd: SettleCommand): Promise<void>;
   /** Voids a hold without a usage row (a reservation whose answer never reached the caller). */

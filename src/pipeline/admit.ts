@@ -4,7 +4,7 @@
 import { scopeAllows } from '../auth/scope.js';
 import type { ApiKey } from '../auth/types.js';
 import { boundFor, countedBound } from '../billing/bound.js';
-import type { Bound, BoundRequest, TighterBound } from '../billing/types.js';
+import type { Bound, BoundRequest, Hold, TighterBound } from '../billing/types.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import type { ModelCall } from './call.js';
 
@@ -72,17 +72,26 @@ export function authorizeScope(call: ModelCall): void {
  * cheap input estimate goes first (no tokenizer on the event loop); only when
  * it does not fit the funds is the text counted, in the worker pool, for a
  * tighter estimate (docs/billing.md, "Input estimate") — and not even then
- * when no count could make it fit (CountedInput.floor).
+ * when no count could make it fit (CountedInput.floor). Undefined when the
+ * call was reserved at once from this worker's allotment (the common call);
+ * a promise when the ledger's actor is asked.
  */
-export async function reserve(call: ModelCall): Promise<void> {
+export function reserve(call: ModelCall): Promise<void> | undefined {
   const request = call.prepared!.decoded.bound;
   const model = call.model!;
   const bound = boundFor(request, model);
   const from = performance.now();
-  call.hold = await call.deps.billing.reserve(call.ctx.requestId, call.key!, model, call.surface.protocol, bound, new CountedInput(call, request, bound));
+  const holding = call.deps.billing.reserve(call.ctx.requestId, call.key!, model, call.surface.protocol, bound, new CountedInput(call, request, bound));
+  if (holding instanceof Promise) return holding.then((hold) => reserved(call, hold, from));
+  reserved(call, holding, from);
+  return undefined;
+}
+
+function reserved(call: ModelCall, hold: Hold, from: number): void {
+  call.hold = hold;
   const to = performance.now();
   call.reserveMs = to - from;
-  if (call.trace !== null) call.trace.stage('reservation', from, to, { 'tollgate.reserved_micros': call.hold.reserved });
+  if (call.trace !== null) call.trace.stage('reservation', from, to, { 'tollgate.reserved_micros': hold.reserved });
 }
 
 /** The tighter bound billing asks for when the cheap one is refused (one object per call, as the closure it replaced). */

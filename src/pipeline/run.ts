@@ -33,7 +33,8 @@ export async function runModelCall(call: ModelCall): Promise<void> {
     authorizeScope(call);
     // A surface with no transcoder never prepares a stream (its schema has no such member): a bug, not the caller's fault.
     if (call.prepared!.decoded.stream && call.surface.stream === undefined) throw new GatewayError('internal_error');
-    await reserve(call);
+    const reserving = reserve(call); // undefined when this worker's allotment took the call
+    if (reserving !== undefined) await reserving;
     if (call.surface.verify !== undefined) await verify(call);
     // A client gone before dispatch costs nothing; after it, its input (settle.ts, settleUnanswered).
     let dispatched = false;

@@ -19,6 +19,7 @@ function ledger(available: number): { client: LedgerClient; asked: number[] } {
       if (req.amount <= available) return { ok: true } as ReserveReply;
       return { ok: false, code: 'insufficient_funds', funding: 'balance', required: req.amount, available, packageExpiredAt: null } as ReserveReply;
     },
+    reserveHere: () => false, // no allotment: every call is asked
     release: async () => {},
   } as unknown as LedgerClient;
   return { client, asked };
@@ -47,7 +48,7 @@ t.test('issue 38 item 2: nothing available: refused at once, no count', async (t
   const { client, asked } = ledger(0);
   const billing = new LedgerBilling({ ledger: client, logger });
   const tb = tighter(24, 1000);
-  await t.rejects(billing.reserve('r1', key, model, 'chat_completions', bound, tb.tb), { code: 'insufficient_funds' });
+  await t.rejects(async () => billing.reserve('r1', key, model, 'chat_completions', bound, tb.tb), { code: 'insufficient_funds' });
   t.equal(tb.counts(), 0, 'the text was not counted');
   t.same(asked, [4200], 'one round trip');
 });
@@ -55,7 +56,7 @@ t.test('issue 38 item 2: nothing available: refused at once, no count', async (t
 t.test('issue 38 item 2: less than the output bound alone: refused at once, no count', async (t) => {
   const { client } = ledger(199);
   const tb = tighter(0, 10);
-  await t.rejects(new LedgerBilling({ ledger: client, logger }).reserve('r2', key, model, 'chat_completions', bound, tb.tb), { code: 'insufficient_funds' });
+  await t.rejects(async () => new LedgerBilling({ ledger: client, logger }).reserve('r2', key, model, 'chat_completions', bound, tb.tb), { code: 'insufficient_funds' });
   t.equal(tb.counts(), 0);
 });
 

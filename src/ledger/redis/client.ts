@@ -160,6 +160,10 @@ export class RedisLedgerClient implements LedgerClient {
     for (const t of this.timers) t.unref();
   }
 
+  reserveHere(req: ReserveRequest): boolean {
+    return req.keyQuota === undefined && !this.own.gate.closed && this.allotments.take(req);
+  }
+
   async reserve(req: ReserveRequest): Promise<ReserveReply> {
     if (this.own.gate.closed) await this.own.gate.wait(); // the store is behind this worker's books (../store-gate.ts)
     try {
