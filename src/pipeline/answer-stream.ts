@@ -17,7 +17,8 @@ import { GatewayError } from '../errors/gateway-error.js';
 import { SseWriter } from '../server/sse.js';
 import type { UpstreamReply } from '../suppliers/dispatch.js';
 import { ReplyTooLarge } from '../suppliers/reply-limits.js';
-import { SseReader } from '../suppliers/sse-reader.js';
+import { SseReader, type SseEvent } from '../suppliers/sse-reader.js';
+import type { StreamTranscoder } from '../surfaces/surface.js';
 import type { ModelCall } from './call.js';
 import { localCount, meterCancelled, meterPartial, settle } from './settle.js';
 import { refusalFromSupplier, UnusableReply } from './upstream.js';
@@ -42,8 +43,7 @@ export async function answerStream(call: ModelCall, upstream: UpstreamReply): Pr
   let tooLarge = false;
   try {
     for await (const chunk of body) {
-      let frames = '';
-      for (const ev of reader.push(chunk)) frames += transcoder.event(ev);
+      const frames = framesOf(reader.push(chunk), transcoder, writer);
       if (frames !== '' && !writer.write(frames) && !(await writer.writable())) {
         call.deps.logger.info({ rid: ctx.requestId, stalledMs: call.deps.stalledClientMs }, 'client stopped reading the stream; cancelled');
         // Closing runs the abort handler at once: ctx.aborted is set below.
@@ -94,4 +94,23 @@ export async function answerStream(call: ModelCall, upstream: UpstreamReply): Pr
   await settle(call, metered, transcoder.outcome());
   call.surface.answered?.(call.info(), call.deps.services);
   writer.end(transcoder.finish(metered));
+}
+
+/**
+ * One upstream read's events as frames, to be written by the caller with
+ * backpressure. The stream's first frame goes out here as soon as it is made:
+ * a burst of events in one read (a fast or cached reply) would otherwise hold
+ * the first byte until the whole burst is transcoded. A socket already backed
+ * up on that frame is waited for at the caller's next write.
+ */
+export function framesOf(events: readonly SseEvent[], transcoder: Pick<StreamTranscoder, 'event'>, writer: Pick<SseWriter, 'firstByteAt' | 'write'>): string {
+  let frames = '';
+  for (const ev of events) {
+    frames += transcoder.event(ev);
+    if (writer.firstByteAt === null && frames !== '') {
+      writer.write(frames);
+      frames = '';
+    }
+  }
+  return frames;
 }
