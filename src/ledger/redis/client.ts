@@ -32,13 +32,14 @@ import { randomUUID } from 'node:crypto';
 import type { RedisLike as Redis } from './connection.js'; // one server, or a Redis Cluster
 import type { Logger } from '../../log/logger.js';
 import { createPool, type Pool } from '../../store/pool.js';
-import { Allotments, NeverSent } from '../allotments.js';
+import { Allotments } from '../allotments.js';
+import { NoAnswer, NotSent, ShardAsks } from './asks.js';
 import type { AccountView, Allotted, CreditCommand, CreditReply, FoldedCommand, LedgerClient, ProgressCommand, ReleaseCommand, ReserveReply, ReserveRequest, RetiredCommand, SettleCommand, SpentReport, UsageRow } from '../protocol.js';
 import { PgLedgerStore } from '../store.js';
 import { OwnBooks } from './own-books.js';
 import { onNodeLost, redisConnection } from './connection.js';
 import { listenForReplies } from './pubsub.js';
-import { SHARDS, shardOf, type Envelope, type Op, type RedisKeys, type ReplyMessage } from './keys.js';
+import { SHARDS, shardOf, type Envelope, type RedisKeys } from './keys.js';
 
 /** A reservation stands between the caller and its first byte: fail fast (the caller answers 503). */
 const RESERVE_TIMEOUT_MS = 3000;
@@ -61,17 +62,6 @@ const DIRECT_WRITE_AFTER_MS = 2000;
 const RESEND_WINDOW_MS = 2000;
 /** How long a worker's first commands wait for its reply channel and command connection before answering 503. */
 const FIRST_SUBSCRIPTION_WAIT_MS = 1000;
-
-/** The command never reached Redis: nothing was applied. */
-class NotSent extends NeverSent {}
-/** Sent, but no answer in time: it may yet be applied. */
-class NoAnswer extends Error {}
-
-interface Waiter {
-  resolve: (value: any) => void;
-  reject: (err: Error) => void;
-  timer: NodeJS.Timeout;
-}
 
 export interface RedisClientOptions {
   url: string;
@@ -105,8 +95,8 @@ export class RedisLedgerClient implements LedgerClient {
    */
   private readonly firstConnections: Promise<unknown>;
   private everConnected = false;
-  private seq = 0;
-  private readonly waiting = new Map<number, Waiter>();
+  /** Commands that wait for the owner's answer, and the answers (and recalls) pushed on this worker's channel. */
+  private readonly asks: ShardAsks;
   /** Reservations that never reached Redis: their release has nothing to void. */
   private readonly unsent = new Set<string>();
   /** Releases (and settlements written directly) to deliver once Redis answers again, with when they were first asked. */
@@ -127,12 +117,13 @@ export class RedisLedgerClient implements LedgerClient {
     this.pool = createPool(opts.databaseUrl, 2);
     this.own = new OwnBooks({ pool: this.pool, booksDir: opts.booksDir, flushMs: opts.flushMs, journalMaxLagMs: opts.journalMaxLagMs, send: (op, orgId, key, payload) => this.queue(op, orgId, key, payload), logger: opts.logger });
     // Topped up before they run dry, so that under load the calls behind find them full rather than each asking the owner.
-    this.allotments = new Allotments(this.owner, opts.allotmentCalls, (cmd) => this.own.retire(cmd), Date.now, (cmd) => this.ask<Allotted | null>('allot', shardOf(cmd.orgId), cmd, RESERVE_TIMEOUT_MS));
+    this.allotments = new Allotments(this.owner, opts.allotmentCalls, (cmd) => this.own.retire(cmd), Date.now, (cmd) => this.asks.ask<Allotted | null>('allot', shardOf(cmd.orgId), cmd, RESERVE_TIMEOUT_MS));
     this.commands = redisConnection(opts.url, 'commands', `tollgate-worker-${process.pid}`, opts.logger);
     this.replies = redisConnection(opts.url, 'replies', `tollgate-replies-${process.pid}`, opts.logger);
+    this.asks = new ShardAsks(this.commands, opts.keys, this.owner, () => this.unready(), (id, orgId) => this.allotments.recall(id, orgId));
     this.replies.on('close', () => (this.subscribed = false));
     this.replies.on('ready', () => (this.subscribed = true));
-    const subscription = listenForReplies(this.replies, opts.keys.replyChannels(opts.owner), (text) => this.answer(text)).then(
+    const subscription = listenForReplies(this.replies, opts.keys.replyChannels(opts.owner), (text) => this.asks.answer(text)).then(
       () => (this.subscribed = true),
       () => {},
     );
@@ -167,7 +158,7 @@ export class RedisLedgerClient implements LedgerClient {
   async reserve(req: ReserveRequest): Promise<ReserveReply> {
     if (this.own.gate.closed) await this.own.gate.wait(); // the store is behind this worker's books (../store-gate.ts)
     try {
-      return await this.allotments.reserve(req, (cmd) => this.ask<ReserveReply>('reserve', shardOf(req.orgId), cmd, RESERVE_TIMEOUT_MS));
+      return await this.allotments.reserve(req, (cmd) => this.asks.ask<ReserveReply>('reserve', shardOf(req.orgId), cmd, RESERVE_TIMEOUT_MS));
     } catch (err) {
       if (err instanceof NotSent) {
         if (this.unsent.size > 10_000) this.unsent.clear();
@@ -187,7 +178,7 @@ export class RedisLedgerClient implements LedgerClient {
     if (this.opts.flushMs > 0 && (await this.connected())) return this.handOff(sent);
     const sentAt = Date.now();
     try {
-      await this.ask('settle', shardOf(cmd.usage.orgId), sent, SETTLE_TIMEOUT_DURABLE_MS);
+      await this.asks.ask('settle', shardOf(cmd.usage.orgId), sent, SETTLE_TIMEOUT_DURABLE_MS);
     } catch (err) {
       // The actor answered with an error (its store is failing): the caller retries through it.
       if (!(err instanceof NotSent) && !(err instanceof NoAnswer)) throw err;
@@ -282,20 +273,20 @@ export class RedisLedgerClient implements LedgerClient {
 
   credit(cmd: CreditCommand): Promise<CreditReply> {
     // The entry id must not change if the command is applied again after a takeover: name it here.
-    return this.ask<CreditReply>('credit', shardOf(cmd.orgId), { ...cmd, key: cmd.key ?? randomUUID() }, CONSOLE_TIMEOUT_MS);
+    return this.asks.ask<CreditReply>('credit', shardOf(cmd.orgId), { ...cmd, key: cmd.key ?? randomUUID() }, CONSOLE_TIMEOUT_MS);
   }
 
   async account(orgId: string): Promise<AccountView | null> {
-    return (await this.ask<AccountView | null>('account', shardOf(orgId), orgId, CONSOLE_TIMEOUT_MS)) ?? null;
+    return (await this.asks.ask<AccountView | null>('account', shardOf(orgId), orgId, CONSOLE_TIMEOUT_MS)) ?? null;
   }
 
   async refresh(orgId: string): Promise<void> {
-    await this.ask('refresh', shardOf(orgId), orgId, CONSOLE_TIMEOUT_MS);
+    await this.asks.ask('refresh', shardOf(orgId), orgId, CONSOLE_TIMEOUT_MS);
   }
 
   /** Every shard's journal, since the caller cannot say which organizations it means. */
   async sync(): Promise<void> {
-    await Promise.all(Array.from({ length: SHARDS }, (_, s) => this.ask('sync', s, null, CONSOLE_TIMEOUT_MS)));
+    await Promise.all(Array.from({ length: SHARDS }, (_, s) => this.asks.ask('sync', s, null, CONSOLE_TIMEOUT_MS)));
   }
 
   /** Summed with the primary's into /metrics: this worker's books' gate. */
@@ -309,7 +300,7 @@ export class RedisLedgerClient implements LedgerClient {
     this.allotments.close(); // their retirements go out behind the settlements, like releases
     await this.own.close();
     await this.retryReleases();
-    for (const w of this.waiting.values()) clearTimeout(w.timer);
+    this.asks.close();
     // Drained: nothing of ours is held any more, so no owner needs to wait for our lease.
     await this.commands.zrem(this.opts.keys.beats, this.owner).catch(() => {});
     this.replies.disconnect();
@@ -323,47 +314,10 @@ export class RedisLedgerClient implements LedgerClient {
     return this.commands.status === 'ready';
   }
 
-  private async ask<T>(op: Op, shard: number, payload: unknown, timeoutMs: number): Promise<T> {
-    if (!(await this.connected())) throw new NotSent(`ledger: Redis connection ${this.commands.status}`);
-    if (!this.subscribed) throw new NotSent('ledger: no reply channel (Redis unreachable)');
-    const i = ++this.seq;
-    const env: Envelope = { o: op, i, r: this.opts.keys.reply(this.owner, shard), p: payload };
-    if (op === 'reserve') env.x = Date.now() + timeoutMs;
-    return new Promise<T>((resolve, reject) => {
-      const timer = setTimeout(() => {
-        this.waiting.delete(i);
-        reject(new NoAnswer(`ledger: no answer to ${op} within ${timeoutMs} ms`));
-      }, timeoutMs);
-      this.waiting.set(i, { resolve, reject, timer });
-      // Written to a live connection, it may have been applied even if the answer is an error: uncertain, not unsent.
-      this.commands.xadd(this.opts.keys.stream(shard), '*', 'm', JSON.stringify(env)).catch((err: Error) => {
-        if (!this.waiting.delete(i)) return;
-        clearTimeout(timer);
-        reject(new NoAnswer(`ledger: ${err.message}`));
-      });
-    });
-  }
-
-  /** One answer, or an array of them (an owner's batch for this worker). */
-  private answer(text: string): void {
-    let parsed: ReplyMessage | ReplyMessage[];
-    try {
-      parsed = JSON.parse(text) as ReplyMessage | ReplyMessage[];
-    } catch {
-      return;
-    }
-    if (Array.isArray(parsed)) for (const m of parsed) this.settleWaiter(m);
-    else this.settleWaiter(parsed);
-  }
-
-  private settleWaiter(m: ReplyMessage): void {
-    if (typeof m.recall === 'string') return this.allotments.recall(m.recall, typeof m.org === 'string' ? m.org : undefined);
-    const w = this.waiting.get(m.i);
-    if (w === undefined) return; // the caller stopped waiting
-    this.waiting.delete(m.i);
-    clearTimeout(w.timer);
-    if (m.e !== undefined) w.reject(new Error(m.e));
-    else w.resolve(m.ok);
+  /** Why a command cannot be sent now (null: it can): the connection is down, or answers would find no channel. */
+  private async unready(): Promise<string | null> {
+    if (!(await this.connected())) return `ledger: Redis connection ${this.commands.status}`;
+    return this.subscribed ? null : 'ledger: no reply channel (Redis unreachable)';
   }
 
   /** The journal's own statement, so whichever of the two writes lands second changes nothing. */
