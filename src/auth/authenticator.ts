@@ -74,7 +74,7 @@ export class KeyAuthenticator implements Authenticator {
 
   precheck(authorization: string, xApiKey: string, carrier: Carrier): Buffer | null {
     const hash = presentedHash(authorization, xApiKey, carrier);
-    if (this.index.isLive(hash, Math.floor(Date.now() / 1000))) return hash;
+    if (this.index.isLive(hash, Date.now())) return hash;
     this.metrics.count(REFUSAL_COUNTER);
     return null;
   }
@@ -87,7 +87,7 @@ export class KeyAuthenticator implements Authenticator {
   lookup(authorization: string, xApiKey: string, carrier: Carrier, presented: Buffer | null = null): WarmKey | null | Promise<WarmKey | null> {
     const hash = presented ?? presentedHash(authorization, xApiKey, carrier);
     const now = Date.now();
-    if (!this.index.isLive(hash, Math.floor(now / 1000))) {
+    if (!this.index.isLive(hash, now)) {
       this.metrics.count(REFUSAL_COUNTER);
       return null;
     }

@@ -3,10 +3,14 @@
 // request, however many distinct keys a flood presents.
 //
 // It holds a 64-bit fingerprint of each key's SHA-256 (its first 8 bytes) and
-// the key's expiry, in an open-addressing table of typed arrays: 13 bytes a
-// slot at a load factor ≤ 0.5, about 26–52 bytes per key, so millions of keys
+// the key's expiry, in an open-addressing table of typed arrays: 17 bytes a
+// slot at a load factor ≤ 0.5, about 34–68 bytes per key, so millions of keys
 // cost tens of MB (a Set of hash strings would cost ~100 bytes per key and
-// churn the GC). A fingerprint match is only a pre-filter: the full hash is
+// churn the GC). The expiry is kept to the millisecond, as the key record
+// holds it: a key rounded up to its second would pass this check for up to a
+// second after it expired and be refused later, by the record, on a path that
+// reads the body and keeps the connection (a refusal told apart from the
+// others by its timing and its headers). A fingerprint match is only a pre-filter: the full hash is
 // compared (in constant time) against the key record before anything is
 // allowed, so a 2^-64 collision costs one database lookup, never access.
 //
@@ -16,23 +20,15 @@
 const EMPTY = 0;
 const FULL = 1;
 const DELETED = 2;
-/** Expiry value for "never expires". */
-export const NEVER = 0;
-const MAX_EXPIRY = 0xfffffffe;
 const MIN_CAPACITY = 1024;
-
-/** Seconds since epoch as stored (rounded up, so the exact check on the record decides the last second). */
-export function expirySeconds(expiresAtMs: number | null): number {
-  if (expiresAtMs === null) return NEVER;
-  return Math.min(MAX_EXPIRY, Math.max(1, Math.ceil(expiresAtMs / 1000)));
-}
 
 export class LiveKeyIndex {
   private capacity = 0;
   private mask = 0;
   private hi = new Uint32Array(0);
   private lo = new Uint32Array(0);
-  private exp = new Uint32Array(0);
+  /** Expiry in ms since the epoch; Infinity for a key that never expires. */
+  private exp = new Float64Array(0);
   private state = new Uint8Array(0);
   private full = 0;
   private deleted = 0;
@@ -52,7 +48,7 @@ export class LiveKeyIndex {
     this.mask = capacity - 1;
     this.hi = new Uint32Array(capacity);
     this.lo = new Uint32Array(capacity);
-    this.exp = new Uint32Array(capacity);
+    this.exp = new Float64Array(capacity);
     this.state = new Uint8Array(capacity);
     this.full = 0;
     this.deleted = 0;
@@ -64,7 +60,7 @@ export class LiveKeyIndex {
 
   /** Bytes held by the table, for the operator's metrics. */
   get bytes(): number {
-    return this.capacity * 13;
+    return this.capacity * 17;
   }
 
   /** Slot of the fingerprint, or -1. */
@@ -78,20 +74,19 @@ export class LiveKeyIndex {
     }
   }
 
-  /** Live = present and not past its expiry at `nowSeconds`. */
-  isLive(hash: Buffer, nowSeconds: number): boolean {
+  /** Live = present and not past its expiry at `nowMs` (the record's rule: live while expiresAt > now). */
+  isLive(hash: Buffer, nowMs: number): boolean {
     const i = this.find(hash.readUInt32LE(4), hash.readUInt32LE(0));
-    if (i < 0) return false;
-    const e = this.exp[i];
-    return e === NEVER || nowSeconds < e;
+    return i >= 0 && nowMs < this.exp[i];
   }
 
   has(hash: Buffer): boolean {
     return this.find(hash.readUInt32LE(4), hash.readUInt32LE(0)) >= 0;
   }
 
-  /** Adds or updates a live key; `expiry` from expirySeconds(). */
-  set(hash: Buffer, expiry: number): void {
+  /** Adds or updates a live key; `expiresAtMs` null for a key that never expires. */
+  set(hash: Buffer, expiresAtMs: number | null): void {
+    const expiry = expiresAtMs ?? Infinity;
     const h = hash.readUInt32LE(4);
     const l = hash.readUInt32LE(0);
     const found = this.find(h, l);

@@ -11,7 +11,7 @@
 // inside the promised second, even with no notification at all.
 import type { Logger } from '../log/logger.js';
 import type { Pool } from '../store/pool.js';
-import { expirySeconds, LiveKeyIndex } from './key-index.js';
+import { LiveKeyIndex } from './key-index.js';
 import { keyChangesSince, loadLiveKeys, type IndexEntry } from './key-store.js';
 
 export const POLL_MS = 250;
@@ -43,7 +43,7 @@ export class KeySync {
   private async reload(): Promise<void> {
     const { seq, keys } = await loadLiveKeys(this.pool);
     const fresh = new LiveKeyIndex(keys.length);
-    for (const k of keys) fresh.set(k.hash, expirySeconds(k.expiresAt?.getTime() ?? null));
+    for (const k of keys) fresh.set(k.hash, k.expiresAt?.getTime() ?? null);
     this.index.adopt(fresh);
     // Changes after the snapshot are re-read from the log: applying one twice is harmless.
     this.seq = seq;
@@ -51,7 +51,7 @@ export class KeySync {
   }
 
   private apply(change: IndexEntry): void {
-    if (change.live) this.index.set(change.hash, expirySeconds(change.expiresAt?.getTime() ?? null));
+    if (change.live) this.index.set(change.hash, change.expiresAt?.getTime() ?? null);
     else this.index.delete(change.hash);
     this.onChange(change.hash);
   }

@@ -5,7 +5,7 @@ import t from 'tap';
 import { startAuth, type AuthModule } from '../../src/auth/index.js';
 import { KeyAuthenticator, LOOKUP_COUNTER } from '../../src/auth/authenticator.js';
 import { generateKey, hashKey } from '../../src/auth/key-format.js';
-import { LiveKeyIndex, NEVER } from '../../src/auth/key-index.js';
+import { LiveKeyIndex } from '../../src/auth/key-index.js';
 import { Subscribers, type ChangeBus, type Topic } from '../../src/bus/bus.js';
 import { seedDemoCatalog } from '../../src/catalog/seed.js';
 import { KeyService } from '../../src/console/key-service.js';
@@ -119,6 +119,19 @@ t.test('the five kinds of bad key: all refused, none reads the store', async (t)
   t.equal(auth.authenticator.cachedCount <= 10, true, 'refusals cache nothing');
 });
 
+t.test('an expired key is refused by the header check from its first millisecond', async (t) => {
+  // Expiring 100 ms into a second: an index that kept whole seconds (rounded up)
+  // let the key through the header check for 900 ms more, to be refused later on
+  // another path (the body read, the record judged), unlike the other refusals.
+  const at = (Math.floor(Date.now() / 1000) + 2) * 1000 + 100;
+  const k = await keys.create(orgId, { name: 'expires mid-second', expires_at: new Date(at).toISOString() });
+  await until('usable', async () => (await check(k.secret!)) !== null);
+  t.ok(auth.authenticator.precheck(`Bearer ${k.secret!}`, '', 'bearer') !== null, 'live before its expiry');
+  await sleep(at + 20 - Date.now());
+  t.equal(auth.authenticator.precheck(`Bearer ${k.secret!}`, '', 'bearer'), null, `refused by the index ${Date.now() - at} ms after its expiry`);
+  t.equal(await check(k.secret!), null);
+});
+
 t.test('cost per call, warm key and each refusal', async (t) => {
   const { secret } = await keys.create(orgId, { name: 'bench' });
   await until('usable', async () => (await check(secret!)) !== null);
@@ -147,7 +160,7 @@ t.test('cost per call, warm key and each refusal', async (t) => {
 t.test('a cold key while the store is down: 503, not a 401 that would look like a revocation', async (t) => {
   const secret = generateKey().secret;
   const index = new LiveKeyIndex();
-  index.set(hashKey(secret), NEVER);
+  index.set(hashKey(secret), null);
   const down = { query: () => Promise.reject(new Error('store down')) } as unknown as Pool;
   const cold = new KeyAuthenticator(down, index, new Metrics(), createLogger('silent', 'test'));
   await t.rejects(async () => cold.authenticate(`Bearer ${secret}`, '', 'bearer'), { code: 'service_unavailable' });

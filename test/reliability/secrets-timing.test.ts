@@ -66,21 +66,22 @@ if (rig !== null) {
     const client = new Client(gw.url, { pipelining: 1 });
     t.teardown(() => client.close());
     const body = JSON.stringify({ model: 'nw-swift-1', messages: [{ role: 'user', content: 'x' }] });
-    const ask = async (name: string): Promise<{ ns: number; status: number; text: string }> => {
+    const ask = async (name: string): Promise<{ ns: number; status: number; text: string; connection: unknown }> => {
       const k = kinds[name];
       const started = process.hrtime.bigint();
       const res = await client.request({ path: '/v1/chat/completions', method: 'POST', headers: { 'content-type': 'application/json', ...(k === null ? {} : { authorization: `Bearer ${k}` }) }, body });
       const text = await res.body.text();
-      return { ns: Number(process.hrtime.bigint() - started), status: res.statusCode, text };
+      return { ns: Number(process.hrtime.bigint() - started), status: res.statusCode, text, connection: res.headers.connection };
     };
-    // Bodies: the same refusal for all five, apart from the request id.
+    // Bodies: the same refusal for all five, apart from the request id; the same
+    // Connection header (a refusal after the body was read would keep the connection).
     const bodies = new Set<string>();
     for (const name of names) {
       const r = await ask(name);
       t.equal(r.status, 401, `${name}: 401`);
-      bodies.add(r.text.replace(/req_[0-9a-f]+/g, 'req_'));
+      bodies.add(`connection: ${String(r.connection)}\n${r.text.replace(/req_[0-9a-f]+/g, 'req_')}`);
     }
-    t.equal(bodies.size, 1, 'one indistinguishable answer body');
+    t.equal(bodies.size, 1, `one indistinguishable answer (${[...bodies][0].split('\n')[0]})`);
     // Times: interleaved (each round asks the five kinds in a shuffled order), so load on this shared
     // machine falls on all kinds alike; warm-up rounds dropped.
     const SAMPLES = 400;
