@@ -6,13 +6,15 @@
 // the key's expiry, in an open-addressing table of typed arrays: 17 bytes a
 // slot at a load factor ≤ 0.5, about 34–68 bytes per key, so millions of keys
 // cost tens of MB (a Set of hash strings would cost ~100 bytes per key and
-// churn the GC). The expiry is kept to the millisecond, as the key record
-// holds it: a key rounded up to its second would pass this check for up to a
-// second after it expired and be refused later, by the record, on a path that
-// reads the body and keeps the connection (a refusal told apart from the
-// others by its timing and its headers). A fingerprint match is only a pre-filter: the full hash is
+// churn the GC). A fingerprint match is only a pre-filter: the full hash is
 // compared (in constant time) against the key record before anything is
 // allowed, so a 2^-64 collision costs one database lookup, never access.
+//
+// The expiry is kept to the millisecond, as the key record holds it: a key
+// rounded up to its second would pass this check for up to a second after it
+// expired and be refused later, by the record, on a path that reads the body
+// and keeps the connection (a refusal told apart from the others by its
+// timing and its headers).
 //
 // Lookups probe by fingerprint bits the caller controls only through SHA-256,
 // so probe timing says nothing about any stored key.
