@@ -93,14 +93,21 @@ export async function loadLiveKeys(pool: Pool): Promise<{ seq: number; keys: Ind
   }
 }
 
-/** Changed keys after `seq`, each with its current state (so a burst of edits to one key is read as its latest). */
+/**
+ * Changed keys after `seq`, each with its current state (so a burst of edits
+ * to one key is read as its latest). Every worker runs this every 250 ms
+ * (key-sync.ts), idle or not: a named statement is parsed and planned once per
+ * connection, which halves what the poll costs the store (2.8 → 1.4 ms/s per
+ * worker on the development VM, docs/performance.md).
+ */
 export async function keyChangesSince(db: Db, seq: number, limit: number): Promise<Array<IndexEntry & { seq: number }>> {
-  const { rows } = await db.query<{ seq: number; key_hash: Buffer; revoked: boolean; expires_at: Date | null }>(
-    `SELECT c.seq, k.key_hash, k.revoked_at IS NOT NULL AS revoked, k.expires_at
+  const { rows } = await db.query<{ seq: number; key_hash: Buffer; revoked: boolean; expires_at: Date | null }>({
+    name: 'key_changes_since',
+    text: `SELECT c.seq, k.key_hash, k.revoked_at IS NOT NULL AS revoked, k.expires_at
        FROM api_key_changes c JOIN api_keys k ON k.id = c.key_id
       WHERE c.seq > $1 ORDER BY c.seq LIMIT $2`,
-    [seq, limit],
-  );
+    values: [seq, limit],
+  });
   return rows.map((r) => ({ seq: r.seq, hash: r.key_hash, live: !r.revoked, expiresAt: r.expires_at }));
 }
 
