@@ -10,6 +10,7 @@ import { boundCost } from '../../src/billing/pricing.js';
 import { redisPrefix, RedisKeys, shardOf, SHARDS } from '../../src/ledger/redis/keys.js';
 import { DEFAULT_CEILING } from '../../src/surfaces/chat/codec.js';
 import { startGateway, type Gateway } from '../helpers/gateway.js';
+import { startSimulator, type Simulator } from '../../src/simulator/index.js';
 import { ADMIN_TOKEN } from '../helpers/provision.js';
 import { ping } from '../helpers/redis-topology.js';
 import { startRedisServer, type OwnRedis } from '../helpers/redis-server.js';
@@ -155,6 +156,22 @@ export async function chat(base: string, key: string, content: string, maxTokens
   } catch {
     return { status: 0, requestId: null, code: null, type: null };
   }
+}
+
+/**
+ * One simulator for every instance of a test (give them `SIMULATOR_URL: sim.url`), stopped at teardown, and
+ * a count of the calls whose content it received: a call the supplier has is one its gateway admitted and the
+ * caller will be answered for, which the money an organization holds is not (a hold in the actor's memory may
+ * still be on its way to Redis, its caller not told yet: a failover then loses it, and the call ends 503).
+ */
+export async function countingSimulator(t: Test, content: string): Promise<{ sim: Simulator; received: () => number }> {
+  const sim = await startSimulator({ instances: ['alpha', 'beta', 'gamma'] });
+  t.teardown(() => sim.close());
+  let received = 0;
+  sim.on((e) => {
+    if (e.type === 'request' && e.body?.includes(content) === true) received++;
+  });
+  return { sim, received: () => received };
 }
 
 /** The store's word on an organization: balance, the sum of its journal, its usage rows. */
