@@ -59,7 +59,8 @@ export function keyStatus(row: KeyRow, now = Date.now()): KeyStatus {
 // ---- reads for the authenticator ----
 
 export async function findKeyByHash(db: Db, hash: Buffer): Promise<(KeyRow & { key_hash: Buffer }) | null> {
-  const { rows } = await db.query<KeyRow & { key_hash: Buffer }>(`SELECT ${COLUMNS}, key_hash FROM api_keys WHERE key_hash = $1`, [hash]);
+  // Named: planned once per connection, since every key's first call in each worker asks it.
+  const { rows } = await db.query<KeyRow & { key_hash: Buffer }>({ name: 'key_by_hash', text: `SELECT ${COLUMNS}, key_hash FROM api_keys WHERE key_hash = $1`, values: [hash] });
   return rows[0] ?? null;
 }
 
