@@ -33,6 +33,8 @@ export function watchLedger(metrics: Metrics, host: LedgerHost): void {
       ledger_expired_holds_total: s.expiredHolds,
       ledger_progress_settlements_total: s.progressSettled,
       ledger_worker_settlements_total: s.workerSettled,
+      ledger_reservations_total: s.reservations,
+      ledger_allotment_grants_total: s.grants,
       ledger_store_behind_waits_total: s.storeWaits,
       ledger_store_behind_refusals_total: s.storeRefusals,
       ledger_store_copy_writes_total: s.storeCopyWrites,

@@ -62,6 +62,9 @@ export class Ledger implements LedgerCore {
   private rechecking: Promise<void> = Promise.resolve();
   private overdraftMicros = 0;
   private overdraftSettlements = 0;
+  /** Reservations answered here (each a worker's round trip), and allotments granted or topped up: since start. */
+  private reservations = 0;
+  private grants = 0;
   private readonly lateChecks: LateChecks;
   private readonly storeGate: StoreGate;
   /** Told of every hold voided by its lease or maximum age, and of every allotment voided with its owner (the Redis host drops it from its mirror). */
@@ -100,6 +103,7 @@ export class Ledger implements LedgerCore {
   }
 
   async reserve(cmd: ReserveCommand): Promise<ReserveReply> {
+    this.reservations++;
     if (this.storeGate.closed) await this.storeGate.wait(); // the store is behind (store-gate.ts)
     const actor = this.actors.get(cmd.orgId) ?? (await this.activate(cmd.orgId));
     if (actor === null) return { ok: false, code: 'unknown_organization' };
@@ -111,6 +115,7 @@ export class Ledger implements LedgerCore {
       await this.recalls.all(actor, this.clock());
       reply = this.hold(actor, cmd, funds);
     }
+    if (reply.ok && reply.allotted !== undefined) this.grants++;
     return reply;
   }
 
@@ -122,7 +127,10 @@ export class Ledger implements LedgerCore {
     const now = this.clock();
     this.leases.beat(cmd.owner, now);
     const allotted = actor.allotments.topUp(cmd, now);
-    if (allotted !== null) this.leases.add(actor.allotments.get(cmd.allot.id)!, now);
+    if (allotted !== null) {
+      this.grants++;
+      this.leases.add(actor.allotments.get(cmd.allot.id)!, now);
+    }
     return allotted;
   }
 
@@ -334,6 +342,8 @@ export class Ledger implements LedgerCore {
       overdraftSettlements: this.overdraftSettlements + this.workers.overdraftSettlements,
       progressSettled: this.expiry.progressSettled,
       workerSettled: this.workers.settled,
+      reservations: this.reservations,
+      grants: this.grants,
       storeWaits: this.storeGate.waits,
       storeRefusals: this.storeGate.refusals,
       storeCopyWrites: this.store.writePaths?.copy ?? 0,

@@ -19,6 +19,9 @@ export interface LedgerStats {
   progressSettled: number;
   /** Calls settled in their own workers (worker-books.ts) and told here per batch, since start. */
   workerSettled: number;
+  /** Reservations the actors here answered (a worker's round trip: a call not reserved from its allotment, or one asking a grant), and allotments granted or topped up, since start. */
+  reservations: number;
+  grants: number;
   /** Age of the oldest open hold (ms); 0 when none. Never above billing.hold_max_ms. */
   oldestHoldMs: number;
   /** Workers' open allotments (allotments.ts), apart from openHolds; their money is in heldMicros. */

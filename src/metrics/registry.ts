@@ -43,6 +43,8 @@ const SERIES: Record<string, [type: 'gauge' | 'counter' | 'summary', help: strin
   ledger_expired_holds_total: ['counter', 'Holds released by their lease or maximum age without a settlement.'],
   ledger_progress_settlements_total: ['counter', 'Holds settled on their stream\'s last progress after their owner died (outcome interrupted).'],
   ledger_worker_settlements_total: ['counter', 'Calls settled in their own HTTP worker from its allotments, told to the ledger per batch.'],
+  ledger_reservations_total: ['counter', 'Reservations the ledger actors here answered: each a worker\'s round trip (a call its allotment could not admit, or one asking a grant).'],
+  ledger_allotment_grants_total: ['counter', 'Allotments granted to workers or topped up by the ledger actors here.'],
   ledger_shards_owned: ['gauge', 'Redis ledger: shards this instance owns now.'],
   ledger_shard_acquisitions_total: ['counter', 'Redis ledger: shards this instance acquired.'],
   ledger_shard_takeovers_total: ['counter', 'Redis ledger: shards acquired that another instance had owned last.'],

@@ -59,6 +59,11 @@ t.test('240 calls on two workers: settled in their workers, told per batch, book
   // Through the actor go only the calls that ask for admissions themselves: an allotment's first, and about one or two per
   // worker per wall-clock second (admissions are good for one second); the others wait for that answer and stay in their worker.
   t.ok(CALLS - inWorkers <= 2 * 3 * (seconds + 1), `settled in their workers: ${inWorkers} of ${CALLS} in ${seconds} s`);
+  // The same bound, counted where the round trips arrive: each reservation the primary answered is one call that left its worker.
+  const reservations = after.sum('tollgate_ledger_reservations_total') - before.sum('tollgate_ledger_reservations_total');
+  const grants = after.sum('tollgate_ledger_allotment_grants_total') - before.sum('tollgate_ledger_allotment_grants_total');
+  t.ok(reservations >= 2 && reservations <= 2 * 3 * (seconds + 1), `reservations answered by the primary: ${reservations} for ${CALLS} calls`);
+  t.ok(grants >= 2, `allotments granted or topped up: ${grants} (one at least per worker)`);
 
   const org = await organization(gw.url, orgId);
   t.equal(parseMoney(org.balance), parseMoney('50.00')! - charged, 'the console\'s balance = credits − Σ charges, to the micro');

@@ -137,7 +137,7 @@ export class RedisLedgerHost {
 
   /** The shards' ledgers summed (a shard's counts since start go with it when it leaves), and this instance's shard moves. */
   stats(): LedgerStats & ShardStats {
-    const total = { actors: 0, owners: 0, openHolds: 0, expiredHolds: 0, heldMicros: 0, backlog: 0, flushLagMs: 0, overdraftMicros: 0, overdraftSettlements: 0, progressSettled: 0, workerSettled: 0, oldestHoldMs: 0, allotments: 0, storeWaits: 0, storeRefusals: 0, storeCopyWrites: 0, storeStatementWrites: 0 };
+    const total = { actors: 0, owners: 0, openHolds: 0, expiredHolds: 0, heldMicros: 0, backlog: 0, flushLagMs: 0, overdraftMicros: 0, overdraftSettlements: 0, progressSettled: 0, workerSettled: 0, reservations: 0, grants: 0, oldestHoldMs: 0, allotments: 0, storeWaits: 0, storeRefusals: 0, storeCopyWrites: 0, storeStatementWrites: 0 };
     for (const o of this.owned.values()) {
       const s = o.actor.ledger.stats();
       for (const k of Object.keys(total) as Array<keyof LedgerStats>) total[k] += s[k];
