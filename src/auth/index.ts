@@ -32,5 +32,7 @@ export async function startAuth(deps: AuthDeps): Promise<AuthModule> {
   await sync.start();
   // The payload (a key id) is not needed: the change log says what changed.
   deps.bus.subscribe('keys', () => void sync.pollNow());
+  // While notices reach this worker its timed poll is only a safety net (key-sync.ts).
+  deps.bus.watch?.((listening) => sync.setNotified(listening));
   return { authenticator, catchUp: () => sync.catchUp(), stop: () => sync.stop() };
 }

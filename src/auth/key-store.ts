@@ -96,10 +96,11 @@ export async function loadLiveKeys(pool: Pool): Promise<{ seq: number; keys: Ind
 
 /**
  * Changed keys after `seq`, each with its current state (so a burst of edits
- * to one key is read as its latest). Every worker runs this every 250 ms
- * (key-sync.ts), idle or not: a named statement is parsed and planned once per
- * connection, which halves what the poll costs the store (2.8 → 1.4 ms/s per
- * worker on the development VM, docs/performance.md).
+ * to one key is read as its latest). Every worker runs this when told of a
+ * change, and on a timer (every 2 s while it hears notices, every 250 ms while
+ * it cannot: key-sync.ts): a named statement is parsed and planned once per
+ * connection, which halved what the poll cost the store (2.8 → 1.4 ms/s per
+ * worker at 250 ms on the development VM, docs/performance.md).
  */
 export async function keyChangesSince(db: Db, seq: number, limit: number): Promise<Array<IndexEntry & { seq: number }>> {
   const { rows } = await db.query<{ seq: number; key_hash: Buffer; revoked: boolean; expires_at: Date | null }>({

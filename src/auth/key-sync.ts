@@ -1,20 +1,26 @@
 // Keeps a worker's LiveKeyIndex equal to the store's live keys:
 //  - at start, every live key hash (one snapshot, with its change-log position);
-//  - every POLL_MS, the change log after that position (one indexed range
-//    read, usually empty). This is what carries edits made by the `tollgate`
-//    command, which cannot reach the cluster's IPC bus, and what covers a lost
-//    notification;
-//  - at once, when the bus says a key changed (console edits in this cluster,
-//    or LISTEN/NOTIFY from any instance with DATABASE_URL);
+//  - at once, when the bus says a key changed. The store announces every
+//    change itself, in the transaction that logs it (a trigger, migration
+//    011), whoever writes it: the console, the `tollgate` command, SQL;
+//  - on a timer, the change log after that position (one indexed range read,
+//    usually empty): every POLL_MS while this worker's LISTEN connection is
+//    down, and at once when it listens again (what was announced meanwhile
+//    was missed); every SAFETY_POLL_MS while it listens, for a notice lost
+//    some way nobody foresaw;
 //  - every RELOAD_MS, a full reload, which also drops keys that expired.
-// So a revocation reaches every worker within POLL_MS plus one query, well
-// inside the promised second, even with no notification at all.
+// So a revocation reaches every worker within one notice and one query, and
+// within POLL_MS plus one query while notices cannot reach it: inside the
+// promised second either way. (Until 2026-11-29 every worker polled every
+// 250 ms whatever the bus did: ~2.5 ms/s of an idle worker's CPU, and ~0.7 of
+// the store's, docs/performance.md.)
 import type { Logger } from '../log/logger.js';
 import type { Pool } from '../store/pool.js';
 import { LiveKeyIndex } from './key-index.js';
 import { keyChangesSince, loadLiveKeys, type IndexEntry } from './key-store.js';
 
 export const POLL_MS = 250;
+export const SAFETY_POLL_MS = 2000;
 const RELOAD_MS = 10 * 60_000;
 const BATCH = 1000;
 
@@ -25,6 +31,8 @@ export class KeySync {
   private again = false;
   private lastReload = 0;
   private failing = false;
+  /** Whether the bus's notices reach this worker now (ChangeBus.watch): the timer's pace. */
+  private notified = false;
 
   constructor(
     private readonly pool: Pool,
@@ -108,13 +116,32 @@ export class KeySync {
     await this.pollNow();
   }
 
+  /**
+   * The bus listens again (true: read the log now, for what was missed, then
+   * poll slowly) or stopped listening (false: poll every POLL_MS from now on).
+   */
+  setNotified(listening: boolean): void {
+    if (listening === this.notified) return;
+    this.notified = listening;
+    if (listening) void this.pollNow();
+    if (this.timer !== null) {
+      clearTimeout(this.timer);
+      this.schedule();
+    }
+  }
+
   private schedule(): void {
-    this.timer = setTimeout(() => {
-      void this.pollNow().finally(() => {
-        if (this.timer !== null) this.schedule();
-      });
-    }, POLL_MS);
-    this.timer.unref();
+    const timer = setTimeout(
+      () => {
+        void this.pollNow().finally(() => {
+          // Unless stopped, or replaced meanwhile by a timer at the other pace (setNotified).
+          if (this.timer === timer) this.schedule();
+        });
+      },
+      this.notified ? SAFETY_POLL_MS : POLL_MS,
+    );
+    timer.unref();
+    this.timer = timer;
   }
 
   stop(): void {

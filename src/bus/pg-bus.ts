@@ -6,13 +6,15 @@ import type { Logger } from '../log/logger.js';
 import type { Pool } from '../store/pool.js';
 import { Subscribers, type ChangeBus, type ChangeHandler, type Topic } from './bus.js';
 
-const CHANNEL = 'tollgate_changes';
+/** Also named by the store's trigger on the key change log (store/migrations/011-key-change-notify.ts). */
+export const CHANNEL = 'tollgate_changes';
 
 export class PgBus implements ChangeBus {
   private readonly subs = new Subscribers();
   private client: pg.Client | null = null;
   private closed = false;
   private retry: NodeJS.Timeout | null = null;
+  private readonly watchers: Array<(listening: boolean) => void> = [];
 
   constructor(
     private readonly url: string,
@@ -27,16 +29,28 @@ export class PgBus implements ChangeBus {
       const cut = text.indexOf(':');
       if (cut > 0) this.subs.deliver(text.slice(0, cut) as Topic, text.slice(cut + 1));
     });
-    client.on('error', () => this.reconnectLater());
-    client.on('end', () => this.reconnectLater());
+    // Only the connection in use (or being opened) decides: a replaced one's late events are no news.
+    const lost = (): void => {
+      if (this.client === null || this.client === client) this.reconnectLater();
+    };
+    client.on('error', lost);
+    client.on('end', lost);
     await client.connect();
     await client.query(`LISTEN ${CHANNEL}`);
     this.client = client;
+    for (const w of this.watchers) w(true);
+  }
+
+  watch(handler: (listening: boolean) => void): void {
+    this.watchers.push(handler);
+    handler(this.client !== null);
   }
 
   private reconnectLater(): void {
     if (this.closed || this.retry !== null) return;
+    const wasListening = this.client !== null;
     this.client = null;
+    if (wasListening) for (const w of this.watchers) w(false);
     this.retry = setTimeout(() => {
       this.retry = null;
       this.start().catch((err: Error) => {

@@ -124,7 +124,7 @@ export async function runWorker(config: Config): Promise<void> {
     ...surfaceRoutes(pipeline, catalog, auth.authenticator),
     ...webRoutes(catalog, config.billing.currency),
     // The console API opens to the admin token (none configured: a bearer gets 404) and to signed-in sessions.
-    ...keyConsoleRoutes({ pool, bus, auth: consoleAuth, catchUp: catchUpAllWorkers }),
+    ...keyConsoleRoutes({ pool, auth: consoleAuth, catchUp: catchUpAllWorkers }),
     ...orgConsoleRoutes({ pool, ledger, auth: consoleAuth, logger }),
     ...catalogConsoleRoutes(consoleAuth, catalog, (id) => suppliers.circuitOpen(id)),
     ...sessionRoutes({ pool, auth: consoleAuth, sessionTtlMs: config.web.session_ttl_ms, limit: { maxFailures: config.web.sign_in_max_failures, windowMs: config.web.sign_in_window_ms }, cookieSecure: config.web.cookie_secure, trustedProxies: config.http.trusted_proxies }),

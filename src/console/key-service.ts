@@ -11,7 +11,10 @@ import { getKey, insertKey, listKeys, organizationExists, revokeKey, unknownScop
 import { GatewayError } from '../errors/gateway-error.js';
 import { inTransaction, type Pool, type PoolClient } from '../store/pool.js';
 
-/** Tells every worker that a key changed (the bus); null where no bus is reachable (the CLI on the embedded store). */
+/**
+ * Waits, after a change, for what the writer must see before it answers (the console: every worker of its instance
+ * current). Announcing the change is not its job: the store does it, in the change's transaction (migration 011).
+ */
 export type KeyNotifier = ((keyId: string) => Promise<void>) | null;
 
 export interface Created {

@@ -3,7 +3,6 @@
 // organization's key answers 404, as if it did not exist). Errors use the
 // service's REST envelope; answers are never cacheable (one carries a secret,
 // all name credentials).
-import type { ChangeBus } from '../bus/bus.js';
 import { consoleKey } from '../auth/key-view.js';
 import type { Route } from '../server/context.js';
 import type { Pool } from '../store/pool.js';
@@ -13,7 +12,6 @@ import { decodeCursor, encodeCursor, isCursor, isLimit, limitOf, readQuery, UUID
 
 export interface KeyConsoleDeps {
   pool: Pool;
-  bus: ChangeBus;
   auth: ConsoleAuth;
   /**
    * Brings every worker's key index of this instance up to date (through the
@@ -26,10 +24,8 @@ export interface KeyConsoleDeps {
 
 export function keyConsoleRoutes(deps: KeyConsoleDeps): Route[] {
   const { route, answer } = consoleRouteKit(deps.auth);
-  const keys = new KeyService(deps.pool, async (keyId) => {
-    await deps.bus.publish('keys', keyId);
-    await deps.catchUp();
-  });
+  // Other workers and instances are told by the store itself, at commit (migration 011): here, only the wait for this instance's workers.
+  const keys = new KeyService(deps.pool, () => deps.catchUp());
   /** The key, if the caller may see it. */
   const visibleKey = async (keyId: string, who: Parameters<typeof ownOrg>[0]) => {
     const row = await keys.get(keyId);

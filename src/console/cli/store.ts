@@ -15,7 +15,8 @@ import { createPool, type Pool } from '../../store/pool.js';
 import type { CliStore } from './command.js';
 
 function withBus(url: string, pool: Pool, where: string, close: () => Promise<void>): CliStore {
-  // NOTIFY reaches every gateway process on this database at once; their change-log poll is the fallback.
+  // NOTIFY reaches every gateway process on this database at once (a catalog revision; key changes announce
+  // themselves, from the store, migration 011); their polls are the fallback.
   const bus = new PgBus(url, pool, createLogger('silent', 'cli'));
   return { pool, publish: (topic, payload) => bus.publish(topic, payload), where, close };
 }

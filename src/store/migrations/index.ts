@@ -10,6 +10,7 @@ import responseOwners from './007-response-owners.js';
 import balanceParts from './008-balance-parts.js';
 import keyQuotas from './009-key-quotas.js';
 import chargesInUsageRows from './010-charges-in-usage-rows.js';
+import keyChangeNotify from './011-key-change-notify.js';
 
 export interface Migration {
   id: number;
@@ -17,4 +18,4 @@ export interface Migration {
   sql: string;
 }
 
-export const MIGRATIONS: Migration[] = [catalog, organizationsKeys, billing, typicalRequests, moneyLimitsOverdraft, consoleAccounts, responseOwners, balanceParts, keyQuotas, chargesInUsageRows];
+export const MIGRATIONS: Migration[] = [catalog, organizationsKeys, billing, typicalRequests, moneyLimitsOverdraft, consoleAccounts, responseOwners, balanceParts, keyQuotas, chargesInUsageRows, keyChangeNotify];
