@@ -161,8 +161,9 @@ export async function chat(base: string, key: string, content: string, maxTokens
 /**
  * One simulator for every instance of a test (give them `SIMULATOR_URL: sim.url`), stopped at teardown, and
  * a count of the calls whose content it received: a call the supplier has is one its gateway admitted and the
- * caller will be answered for, which the money an organization holds is not (a hold in the actor's memory may
- * still be on its way to Redis, its caller not told yet: a failover then loses it, and the call ends 503).
+ * caller will be answered for. The money an organization holds is not that: an allotment holds money before any
+ * call of it is admitted, and a hold's answer may still be on its way to its caller, which a failover can lose
+ * (the call then ends 503, docs/billing.md "Redis Sentinel").
  */
 export async function countingSimulator(t: Test, content: string): Promise<{ sim: Simulator; received: () => number }> {
   const sim = await startSimulator({ instances: ['alpha', 'beta', 'gamma'] });

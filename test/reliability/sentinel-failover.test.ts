@@ -46,7 +46,7 @@ if (db !== null && topo !== null) {
     await sleep(1500);
     const kOfN = Promise.all(Array.from({ length: N }, (_, i) => chat(gateways[i % 2].url, exact.key, content)));
     // Killed once the K run at the supplier (their callers told they are admitted), not once the organization's money
-    // is held: an actor holds it before its answer reaches Redis, and a failover may lose that answer (docs/billing.md).
+    // is held, which can be before (countingSimulator says how).
     await eventually('all K calls at the supplier', async () => received() >= K, 5000);
     t.ok(micros((await organization(gateways[0].url, exact.orgId)).available) < bound, 'all K holds placed');
     // Lease rounds wait for the replica (WAIT) before they count: docs/billing.md, "Redis Sentinel".
