@@ -60,11 +60,8 @@ export class Ledger implements LedgerCore {
   private lastSlowSweep = 0;
   private readonly expiry: Expiry;
   private rechecking: Promise<void> = Promise.resolve();
-  private overdraftMicros = 0;
-  private overdraftSettlements = 0;
-  /** Reservations answered here (each a worker's round trip), and allotments granted or topped up: since start. */
-  private reservations = 0;
-  private grants = 0;
+  /** Since start: money charged above holds and in how many settlements, reservations answered (each a worker's round trip), allotments granted or topped up. */
+  private readonly counts = { overdraftMicros: 0, overdraftSettlements: 0, reservations: 0, grants: 0 };
   private readonly lateChecks: LateChecks;
   private readonly storeGate: StoreGate;
   /** Told of every hold voided by its lease or maximum age, and of every allotment voided with its owner (the Redis host drops it from its mirror). */
@@ -103,7 +100,7 @@ export class Ledger implements LedgerCore {
   }
 
   async reserve(cmd: ReserveCommand): Promise<ReserveReply> {
-    this.reservations++;
+    this.counts.reservations++;
     if (this.storeGate.closed) await this.storeGate.wait(); // the store is behind (store-gate.ts)
     const actor = this.actors.get(cmd.orgId) ?? (await this.activate(cmd.orgId));
     if (actor === null) return { ok: false, code: 'unknown_organization' };
@@ -115,7 +112,7 @@ export class Ledger implements LedgerCore {
       await this.recalls.all(actor, this.clock());
       reply = this.hold(actor, cmd, funds);
     }
-    if (reply.ok && reply.allotted !== undefined) this.grants++;
+    if (reply.ok && reply.allotted !== undefined) this.counts.grants++;
     return reply;
   }
 
@@ -127,10 +124,9 @@ export class Ledger implements LedgerCore {
     const now = this.clock();
     this.leases.beat(cmd.owner, now);
     const allotted = actor.allotments.topUp(cmd, now);
-    if (allotted !== null) {
-      this.grants++;
-      this.leases.add(actor.allotments.get(cmd.allot.id)!, now);
-    }
+    if (allotted === null) return null;
+    this.counts.grants++;
+    this.leases.add(actor.allotments.get(cmd.allot.id)!, now);
     return allotted;
   }
 
@@ -189,8 +185,8 @@ export class Ledger implements LedgerCore {
     if (out.hold !== null) this.leases.drop(out.hold);
     else this.leases.takeOrphan(usage.requestId);
     if (out.entry !== null && usage.overdraftMicros > 0) {
-      this.overdraftMicros += usage.overdraftMicros;
-      this.overdraftSettlements++;
+      this.counts.overdraftMicros += usage.overdraftMicros;
+      this.counts.overdraftSettlements++;
     }
     const written = this.journal.append(usage, out.entry).then(() => void this.unwritten.delete(usage.requestId));
     this.unwritten.set(usage.requestId, written);
@@ -338,12 +334,12 @@ export class Ledger implements LedgerCore {
       ...holdTotals(this.actors.values(), this.clock()),
       backlog: this.journal.backlog,
       flushLagMs: this.journal.lagMs(this.clock()),
-      overdraftMicros: this.overdraftMicros + this.workers.overdraftMicros,
-      overdraftSettlements: this.overdraftSettlements + this.workers.overdraftSettlements,
+      overdraftMicros: this.counts.overdraftMicros + this.workers.overdraftMicros,
+      overdraftSettlements: this.counts.overdraftSettlements + this.workers.overdraftSettlements,
       progressSettled: this.expiry.progressSettled,
       workerSettled: this.workers.settled,
-      reservations: this.reservations,
-      grants: this.grants,
+      reservations: this.counts.reservations,
+      grants: this.counts.grants,
       storeWaits: this.storeGate.waits,
       storeRefusals: this.storeGate.refusals,
       storeCopyWrites: this.store.writePaths?.copy ?? 0,
