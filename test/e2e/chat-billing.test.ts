@@ -45,6 +45,9 @@ if (db !== null) {
     const { key, orgId } = await provision(gw.url);
     await console_(gw.url, 'PATCH', `/organizations/${orgId}`, { quota_per_second: 2 });
     const client = sdk(key);
+    // The quota counts wall-clock seconds: sent as one begins, the five land in it (a second turning mid-burst would
+    // rightly admit up to two more: CI saw 3 admitted once, 2026-11-29).
+    await new Promise((r) => setTimeout(r, 1000 - (Date.now() % 1000) + 5));
     const results = await Promise.all(Array.from({ length: 5 }, () => client.chat.completions.create(ask).then(() => 200, (e) => e)));
     const limited = results.filter((r) => r instanceof OpenAI.RateLimitError);
     t.ok(limited.length >= 3, `${limited.length} of 5 refused within one second`);

@@ -10,11 +10,10 @@
 // primary and for the others (the figures docs/billing.md states).
 import t from 'tap';
 import { clusterTopology } from '../helpers/redis-topology.js';
-import { organization, provision } from '../helpers/provision.js';
+import { provision } from '../helpers/provision.js';
 import { testDatabase } from '../helpers/services.js';
 import { formatMoney } from '../../src/money/money.js';
 import { hashSlot, RedisKeys, redisPrefix, shardOf, SHARDS } from '../../src/ledger/redis/keys.js';
-import { micros } from '../helpers/money.js';
 import { chat, countingSimulator, eventually, fundedForK, redisFor, startInstances, storeMoney, waitForSpread } from '../e2e/scale-out-helpers.js';
 import { assertStormBooks } from './lib/rig.js';
 import { storm } from './lib/load.js';
@@ -58,7 +57,7 @@ if (db !== null && topo !== null) {
     // The organization funded for exactly K of N, and the primary its shard is on: the one killed.
     const K = 5;
     const N = 40;
-    const { bound, credits } = fundedForK(content, K);
+    const { credits } = fundedForK(content, K);
     const exact = await provision(gateways[0].url, { balance: formatMoney(credits) });
     const victim = primaryOfShard(shardOf(exact.orgId));
     // Storm organizations until there is one on every primary (their shards say where: checked, not assumed).
@@ -80,7 +79,6 @@ if (db !== null && topo !== null) {
     // Killed once the K run at the supplier (their callers told they are admitted), not once the organization's money
     // is held, which can be before (countingSimulator says how).
     await eventually('all K calls at the supplier', async () => received() >= K, 5000);
-    t.ok(micros((await organization(gateways[0].url, exact.orgId)).available) < bound, 'all K holds placed');
     // Lease rounds wait for the victim's replica (WAIT, per primary) before they count.
     const direct = new Redis({ port: victim, host: '127.0.0.1', maxRetriesPerRequest: 0 });
     const stats = String(await direct.info('commandstats'));

@@ -9,10 +9,9 @@
 import { Redis } from 'ioredis';
 import t from 'tap';
 import { sentinelTopology } from '../helpers/redis-topology.js';
-import { organization, provision } from '../helpers/provision.js';
+import { provision } from '../helpers/provision.js';
 import { testDatabase } from '../helpers/services.js';
 import { formatMoney } from '../../src/money/money.js';
-import { micros } from '../helpers/money.js';
 import { chat, countingSimulator, eventually, fundedForK, redisFor, startInstances, storeMoney, waitForSpread } from '../e2e/scale-out-helpers.js';
 import { assertStormBooks } from './lib/rig.js';
 import { storm } from './lib/load.js';
@@ -37,10 +36,10 @@ if (db !== null && topo !== null) {
     const load = storm(gateways.map((g) => g.url), orgs.map((o) => o.key), 6, ['chat', 'chat-stream'], 'storm [sim:words=30] [sim:delay_ms=5]');
     const results = load.results;
     // Exact K of N through the failover: an organization funded for exactly K slow calls, N at once over both
-    // instances, and the primary killed once all K holds are placed (the calls still running, their settlements ahead).
+    // instances, and the primary killed once all K run at the supplier (their settlements ahead).
     const K = 5;
     const N = 40;
-    const { bound, credits } = fundedForK(content, K);
+    const { credits } = fundedForK(content, K);
     const exact = await provision(gateways[0].url, { balance: formatMoney(credits) });
     await eventually('the key reaches both instances', async () => (await fetch(`${gateways[1].url}/v1/key`, { headers: { authorization: `Bearer ${exact.key}` } })).status === 200);
     await sleep(1500);
@@ -48,7 +47,6 @@ if (db !== null && topo !== null) {
     // Killed once the K run at the supplier (their callers told they are admitted), not once the organization's money
     // is held, which can be before (countingSimulator says how).
     await eventually('all K calls at the supplier', async () => received() >= K, 5000);
-    t.ok(micros((await organization(gateways[0].url, exact.orgId)).available) < bound, 'all K holds placed');
     // Lease rounds wait for the replica (WAIT) before they count: docs/billing.md, "Redis Sentinel".
     const primary = new Redis({ port: await topo.primaryPort(), host: '127.0.0.1', maxRetriesPerRequest: 0 });
     const stats = String(await primary.info('commandstats'));
