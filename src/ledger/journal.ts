@@ -198,3 +198,14 @@ export class Journal {
     if (this.queue.length > 0) this.logger.error({ lost: this.queue.length }, 'ledger: stopped with usage rows not written');
   }
 }
+
+/** Resolves when `p` does (a write landed) or after `ms`, whichever is first: a wait for the store that cannot hang its caller. */
+export function capped(p: Promise<void>, ms: number): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    void p.then(() => {
+      clearTimeout(timer);
+      resolve();
+    });
+  });
+}

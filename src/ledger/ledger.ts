@@ -9,7 +9,7 @@
 import type { Logger } from '../log/logger.js';
 import { OrgActor } from './actor.js';
 import { Expiry } from './expiry.js';
-import { Journal } from './journal.js';
+import { capped, Journal } from './journal.js';
 import { LateChecks, SETTLE_CHECK_AFTER_MS } from './late-checks.js';
 import { Leases } from './leases.js';
 import { Recalls } from './recalls.js';
@@ -393,14 +393,4 @@ export class Ledger implements LedgerCore {
     const row = (await this.store.loadAccounts([actor.orgId], actor.pendingIds())).get(actor.orgId);
     if (row !== undefined) actor.load(row);
   }
-}
-
-function capped(p: Promise<void>, ms: number): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(resolve, ms);
-    void p.then(() => {
-      clearTimeout(timer);
-      resolve();
-    });
-  });
 }
