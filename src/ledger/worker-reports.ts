@@ -34,6 +34,9 @@ export class WorkerReports {
   private readonly reportedSeqs = new Map<string, number>();
   /** Gone workers' batches being written and folded: close() waits for them. */
   private readonly replays = new Set<Promise<void>>();
+  /** close() has begun: a worker gone from now on leaves its file to the next start (readLeftBooks). */
+  private closeBegun = false;
+  /** close() has stopped waiting: replays still failing stop retrying, their files kept. */
   private closing = false;
 
   constructor(private readonly deps: WorkerReportsDeps) {}
@@ -91,6 +94,12 @@ export class WorkerReports {
    * already counts once) and its parts are folded into the organizations' rows.
    */
   writersGone(pid: number, found: Unwritten[]): Promise<void> {
+    // A worker killed past the drain deadline can be heard of after close() took its list: nobody would wait for its
+    // replay, whose writes fail once the store's pool has ended. Its file stays whole, and the next start writes it.
+    if (this.closeBegun) {
+      if (found.length > 0) this.deps.logger.warn({ pid, writers: found.map((f) => f.writer) }, 'ledger: a worker gone while the primary stops: its books stay for the next start');
+      return Promise.resolve();
+    }
     let counted!: () => void;
     const countedP = new Promise<void>((resolve) => (counted = resolve));
     // Tracked from this very turn, so close() (after the workers exit) waits for the writes.
@@ -101,6 +110,7 @@ export class WorkerReports {
 
   /** Waits (at most REPLAY_CLOSE_WAIT_MS) for gone workers' settlements to be written; past it their files stay for the operator. */
   async close(): Promise<void> {
+    this.closeBegun = true;
     const replays = Promise.allSettled([...this.replays]);
     await Promise.race([replays, new Promise((r) => setTimeout(r, REPLAY_CLOSE_WAIT_MS).unref())]);
     this.closing = true;

@@ -98,6 +98,25 @@ t.test('a gone worker: what the actor never heard of is counted before its allot
   t.equal((await again.account(ORG))!.balance, 1_000_000 - 1200, 'a fresh actor reads the same');
 });
 
+t.test('a worker heard gone after the ledger began to close: its file stays for the next start, and nothing throws', async (t) => {
+  const store = new FakeStore();
+  store.addOrg(ORG, 1_000_000);
+  const { ledger } = makeLedger(store);
+  ledger.recalls.recaller = () => false;
+  await grant(ledger, 100_000);
+  await ledger.close();
+  // As a pool that has ended: every write now fails.
+  store.poison.add('w1');
+  let removed = false;
+  const found = [{ writer: WRITER, batches: [], uncut: [booked(1, 700)], remove: () => void (removed = true) }];
+  const writes = store.writes;
+  await ledger.writersGone(4242, found);
+  await new Promise((r) => setTimeout(r, 300)); // a replay's first retry would come after 100 ms
+  t.equal(store.writes, writes, 'no write is tried on a store being closed');
+  t.notOk(removed, 'the file is kept, whole, for the next start');
+  t.equal(store.usage.size, 0);
+});
+
 t.test('the books file: cut and done lines, a torn last line, read once', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'books-test-'));
   const line = (c: BookedCall): string => JSON.stringify({ u: c.usage, a: c.allotment, t: c.taken }) + '\n';
