@@ -104,7 +104,8 @@ export class Allotments {
   /** Allotments with an ask on its way, by id (retired ones too: a grant may still come back to them). */
   private readonly asking = new Map<string, Allotment>();
   private seq = 0;
-  private readonly sweeper: NodeJS.Timeout;
+  /** Runs while an allotment is open: an idle worker has none, and no timer wakes it. */
+  private sweeper: NodeJS.Timeout | null = null;
 
   /**
    * `callsPerAllotment`: how many calls like the one that asks an allotment
@@ -121,10 +122,7 @@ export class Allotments {
     private readonly retired: (cmd: RetiredCommand) => void,
     private readonly clock: () => number = Date.now,
     private readonly topUp: ((cmd: AllotCommand) => Promise<Allotted | null>) | null = null,
-  ) {
-    this.sweeper = setInterval(() => this.sweep(), SWEEP_MS);
-    this.sweeper.unref();
-  }
+  ) {}
 
   /**
    * A host client's reservation (each host's client calls this): here when
@@ -251,6 +249,10 @@ export class Allotments {
     if (a === undefined) {
       a = new Allotment(`${this.owner}/a${++this.seq}`, req.orgId, req.funding, now);
       this.open.set(key, a);
+      if (this.sweeper === null) {
+        this.sweeper = setInterval(() => this.sweep(), SWEEP_MS);
+        this.sweeper.unref();
+      }
     }
     if (a.asking) return undefined;
     a.asking = true;
@@ -338,7 +340,7 @@ export class Allotments {
 
   /** Every allotment goes back (the worker is stopping). */
   close(): void {
-    clearInterval(this.sweeper);
+    this.stopSweeping();
     for (const a of [...this.open.values()]) this.retire(a);
   }
 
@@ -348,6 +350,12 @@ export class Allotments {
       if (a.asking) continue;
       if (now - a.lastUsed >= IDLE_MS || now - a.openedAt >= MAX_AGE_MS) this.retire(a);
     }
+    if (this.open.size === 0) this.stopSweeping();
+  }
+
+  private stopSweeping(): void {
+    if (this.sweeper !== null) clearInterval(this.sweeper);
+    this.sweeper = null;
   }
 
   private retire(a: Allotment): void {

@@ -102,7 +102,8 @@ export class WorkerBooks {
   private fileScheduled = false;
   private readonly fd: number;
   private offset = 0;
-  private readonly timer: NodeJS.Timeout | null;
+  /** Cuts the open batch flush_ms after its first call: an idle worker has no batch open, and no timer wakes it. */
+  private cutTimer: NodeJS.Timeout | null = null;
   private readonly catchUps = new LagWaiters((maxLagMs) => this.behind(maxLagMs));
   /** Settled here since start: calls, and batches written. */
   settled = 0;
@@ -110,8 +111,6 @@ export class WorkerBooks {
 
   constructor(private readonly o: WorkerBooksOptions) {
     this.fd = openSync(journalPath(o.dir, o.writer), 'w');
-    this.timer = o.flushMs > 0 ? setInterval(() => this.cut(), o.flushMs) : null;
-    this.timer?.unref();
   }
 
   /**
@@ -123,7 +122,10 @@ export class WorkerBooks {
     this.progressLines.delete(usage.requestId);
     chargeAgainst(usage, taken);
     usage.holdExpired = false;
-    if (this.openCalls === 0) this.openSince = Date.now();
+    if (this.openCalls === 0) {
+      this.openSince = Date.now();
+      this.cutLater();
+    }
     this.openCalls++;
     addSpend(this.openSpends, usage, allotment, taken);
     this.settled++;
@@ -189,7 +191,7 @@ export class WorkerBooks {
   /**
    * The calls settled so far become a batch: the actor is told now (in this
    * turn, so before any retirement sent after it), the store is written next.
-   * Called every flush_ms, and before an allotment is retired.
+   * Called flush_ms after a batch's first call (cutLater), and before an allotment is retired.
    */
   cut(): void {
     this.writeFile();
@@ -218,7 +220,8 @@ export class WorkerBooks {
 
   /** Cuts what is open and waits (at most `waitMs`) for every batch to be in the store; the file goes when all is (resolves true then). */
   async close(waitMs = 10_000): Promise<boolean> {
-    if (this.timer !== null) clearInterval(this.timer);
+    if (this.cutTimer !== null) clearTimeout(this.cutTimer);
+    this.cutTimer = null;
     this.cut();
     const end = Date.now() + waitMs;
     while (this.unwritten.length > 0 && Date.now() < end) await new Promise((r) => setTimeout(r, 20));
@@ -227,6 +230,16 @@ export class WorkerBooks {
     if (this.unwritten.length > 0) return false;
     removeQuietly(journalPath(this.o.dir, this.o.writer));
     return true;
+  }
+
+  /** A batch opened: it is cut flush_ms from now, unless a cut is due sooner (one armed for a batch cut early, at a retirement). */
+  private cutLater(): void {
+    if (this.o.flushMs === 0 || this.cutTimer !== null) return;
+    this.cutTimer = setTimeout(() => {
+      this.cutTimer = null;
+      this.cut();
+    }, this.o.flushMs);
+    this.cutTimer.unref();
   }
 
   private scheduleFile(): void {
