@@ -22,6 +22,7 @@ import { PrimaryChannel } from '../ipc/channel.js';
 import { EXIT_CANNOT_LISTEN } from './exit-codes.js';
 import { primaryHeapFlags, workerHeapFlags } from './heap-flags.js';
 import { startOpsServer } from '../server/ops-server.js';
+import { loopMonitor } from '../metrics/event-loop.js';
 import { instanceMetrics, watchLedger } from './metrics.js';
 
 /** How long the start waits for the ledger host: past a lease (2 s) and a lease round, for a dead instance's entry to go. */
@@ -89,6 +90,9 @@ async function serve(
   await bus.start();
   const metrics = new Metrics('primary');
   metrics.count('worker_restarts', 0);
+  // The primary's work is its ledger host's commands, which announce themselves: its event-loop monitor pauses while
+  // none come (metrics/event-loop.ts).
+  loopMonitor.pauseWhenIdle(() => true);
   // A key created through the console must work on every worker as soon as its creation answers, not only on the
   // worker that created it (NOTIFY reaches the others a few milliseconds later): that worker asks here, and every
   // worker catches up with the key change log before the answer goes out.

@@ -27,7 +27,7 @@ import { ResponseOwnership } from '../surfaces/responses/ownership.js';
 import { OffloadPool } from '../offload/pool.js';
 import { webRoutes } from '../web/index.js';
 import { WorkerChannel } from '../ipc/channel.js';
-import { EventLoopWindow } from '../metrics/event-loop.js';
+import { EventLoopWindow, loopMonitor } from '../metrics/event-loop.js';
 import { answerMetricsSnapshots } from './metrics.js';
 import { EXIT_CANNOT_LISTEN } from './exit-codes.js';
 
@@ -137,6 +137,8 @@ export async function runWorker(config: Config): Promise<void> {
     process.exit(EXIT_CANNOT_LISTEN);
   });
   answerMetricsSnapshots(channel, metrics);
+  // Requests are a worker's work: its event-loop monitor pauses while it has none (metrics/event-loop.ts).
+  loopMonitor.pauseWhenIdle(() => server.inFlight === 0);
 
   let stopping: Promise<void> | null = null;
   const shutdown = (): Promise<void> =>

@@ -16,6 +16,7 @@
 import cluster, { type Worker } from 'node:cluster';
 import { randomBytes } from 'node:crypto';
 import { Allotments } from './allotments.js';
+import { loopMonitor } from '../metrics/event-loop.js';
 import { readGoneWorker } from './books-file.js';
 import { WorkerBooks } from './worker-books.js';
 import { StoreGate } from './store-gate.js';
@@ -73,20 +74,27 @@ export function serveLedgerOverIpc(channel: PrimaryChannel, ledger: Ledger, book
   // A one-way command has nobody to answer: a failure (an organization that cannot be loaded while the store is away) is logged, never left to crash the primary.
   const oneWay = (what: string, work: Promise<unknown>): void =>
     void work.catch((err: Error) => logger.error({ err: err.message }, `ledger: a worker's ${what} could not be applied`));
-  channel.on('ledger:reserve', (cmd: ReserveCommand) => ledger.reserve(cmd));
-  channel.on('ledger:allot', (cmd: AllotCommand) => ledger.allot(cmd));
-  channel.on('ledger:settle', (cmd: SettleCommand) => ledger.settle(cmd));
-  channel.on('ledger:release', (cmd: ReleaseCommand) => ledger.release(cmd));
-  channel.on('ledger:credit', (cmd: CreditCommand) => ledger.credit(cmd));
-  channel.on('ledger:account', (orgId: string) => ledger.account(orgId));
-  channel.on('ledger:refresh', (orgId: string) => ledger.refresh(orgId));
+  // A command is the primary's work: its event-loop monitor runs while they come (metrics/event-loop.ts). A heartbeat,
+  // every few seconds from each worker, is not: it would keep an idle primary's monitor running.
+  const command = <T>(type: string, apply: (cmd: T) => unknown): void =>
+    channel.on(type, (cmd: T) => {
+      loopMonitor.work();
+      return apply(cmd);
+    });
+  command('ledger:reserve', (cmd: ReserveCommand) => ledger.reserve(cmd));
+  command('ledger:allot', (cmd: AllotCommand) => ledger.allot(cmd));
+  command('ledger:settle', (cmd: SettleCommand) => ledger.settle(cmd));
+  command('ledger:release', (cmd: ReleaseCommand) => ledger.release(cmd));
+  command('ledger:credit', (cmd: CreditCommand) => ledger.credit(cmd));
+  command('ledger:account', (orgId: string) => ledger.account(orgId));
+  command('ledger:refresh', (orgId: string) => ledger.refresh(orgId));
   // The console's usage list asks for this: the journal written, and every worker's books too (the calls settled in its
   // worker, written every flush_ms otherwise), so the list holds every call answered before it was asked for.
-  channel.on('ledger:sync', () => Promise.all([ledger.sync(), ...channel.workers().map((w) => workerBooksWritten(channel, w))]));
+  command('ledger:sync', () => Promise.all([ledger.sync(), ...channel.workers().map((w) => workerBooksWritten(channel, w))]));
   channel.on('ledger:beat', (owner: string) => ledger.heartbeat(owner));
-  channel.on('ledger:progress', (cmd: ProgressCommand) => void ledger.progress(cmd));
-  channel.on('ledger:retired', (cmd: RetiredCommand) => oneWay('retirement', ledger.retired(cmd)));
-  channel.on('ledger:spent', (report: SpentReport) => oneWay('batch of settlements', ledger.spent(report)));
+  command('ledger:progress', (cmd: ProgressCommand) => void ledger.progress(cmd));
+  command('ledger:retired', (cmd: RetiredCommand) => oneWay('retirement', ledger.retired(cmd)));
+  command('ledger:spent', (report: SpentReport) => oneWay('batch of settlements', ledger.spent(report)));
   ledger.recalls.recaller = (owner, id) => {
     const worker = channel.workers().find((w) => w.process.pid !== undefined && workerOwner(w.process.pid) === owner);
     if (worker === undefined) return false;

@@ -3,7 +3,7 @@
 // whichever worker answers, the numbers cover the whole instance. Gauges are
 // read from their owners when a snapshot is taken (addGauges), never kept up
 // to date on a hot path. Every name is listed in docs/metrics.md.
-import { monitorEventLoopDelay, type IntervalHistogram } from 'node:perf_hooks';
+import { loopMonitor, type LoopReader } from './event-loop.js';
 
 /** Upper bounds in seconds; wide enough for minute-long streams. */
 export const LATENCY_BUCKETS = [
@@ -63,8 +63,8 @@ const SERIES: Record<string, [type: 'gauge' | 'counter' | 'summary', help: strin
   event_loop_window_delay_seconds: ['summary', 'Event-loop delay of each HTTP worker over the last complete minute (metrics/event-loop.ts): p99 and maximum, the longest task.'],
 };
 
-/** One histogram per process, sampled by Node itself (no timer of ours), read and reset at each snapshot. */
-let loopDelay: IntervalHistogram | null = null;
+/** The process's event-loop monitor as this summary reads it: emptied at each snapshot. */
+let loopDelay: LoopReader | null = null;
 
 /** A labelled counter's value (Metrics.seriesCell). */
 export interface SeriesCell {
@@ -82,10 +82,7 @@ export class Metrics {
   private readonly gaugeSources: Array<() => Record<string, number>> = [];
 
   constructor(private readonly role = 'worker') {
-    if (loopDelay === null) {
-      loopDelay = monitorEventLoopDelay({ resolution: 10 });
-      loopDelay.enable();
-    }
+    loopDelay ??= loopMonitor.reader();
   }
 
   /** A source of gauges (series → value), read at every snapshot. */
@@ -150,11 +147,12 @@ export class Metrics {
       }
     }
     const who = `role="${this.role}",pid="${process.pid}"`;
-    if (loopDelay !== null && loopDelay.count > 0) {
-      gauges[`event_loop_delay_seconds{${who},quantile="0.5"}`] = loopDelay.percentile(50) / 1e9;
-      gauges[`event_loop_delay_seconds{${who},quantile="0.99"}`] = loopDelay.percentile(99) / 1e9;
-      gauges[`event_loop_delay_seconds{${who},quantile="1"}`] = loopDelay.max / 1e9;
-      loopDelay.reset();
+    // The timer's intervals, as Node's monitor gave them since issue 16 (the bench reads them so in every build): 10 ms plus the delay.
+    const loop = loopDelay?.take() ?? null;
+    if (loop !== null) {
+      gauges[`event_loop_delay_seconds{${who},quantile="0.5"}`] = loop.p50 / 1e9;
+      gauges[`event_loop_delay_seconds{${who},quantile="0.99"}`] = loop.p99 / 1e9;
+      gauges[`event_loop_delay_seconds{${who},quantile="1"}`] = loop.max / 1e9;
     }
     return {
       requests: Object.fromEntries(this.requests),

@@ -4,6 +4,7 @@
 import { GatewayError } from '../errors/gateway-error.js';
 import type { Logger } from '../log/logger.js';
 import { InfoLines, jsonString } from '../log/request-line.js';
+import { loopMonitor } from '../metrics/event-loop.js';
 import type { Metrics } from '../metrics/registry.js';
 import { BODY_TOO_LARGE, readBody } from './body.js';
 import { RequestContext, type Route, type RequestSink } from './context.js';
@@ -134,6 +135,7 @@ export class HttpServer implements RequestSink {
     try {
       ctx = new RequestContext(res, req, route, params, this);
       this.inflight++;
+      loopMonitor.work();
       if (ctx.repeatedLength) this.refuseFraming(ctx);
       else fn(ctx);
     } catch (err) {

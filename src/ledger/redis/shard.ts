@@ -19,6 +19,7 @@ import { redisConnection, sleep } from './connection.js';
 import { decodeHold, encodeHold, GROUP, type Envelope, type RedisKeys } from './keys.js';
 import { Outbox } from './outbox.js';
 import { housekeeping } from './housekeeping.js';
+import { loopMonitor } from '../../metrics/event-loop.js';
 
 export interface ShardContext {
   shard: number;
@@ -204,6 +205,7 @@ export class ShardActor {
 
   /** `claimed`: pending entries, which an earlier owner may have applied and written already. */
   private take(entries: Entry[], claimed = false): void {
+    loopMonitor.work(); // workers' commands are this process's work (metrics/event-loop.ts)
     for (const [id, fields] of entries) {
       if (this.inflight.has(id)) continue;
       let env: Envelope | null = null;
