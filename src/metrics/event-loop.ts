@@ -1,99 +1,134 @@
-// The event loop's delay: one monitor per process, read by the per-scrape
-// summary (registry.ts, event_loop_delay_seconds) and by the fixed windows
-// below (issue 33 item 3, event_loop_window_delay_seconds).
+// The event loop's delay, read by the per-scrape summary (registry.ts,
+// event_loop_delay_seconds) and by the fixed windows below (issue 33 item 3,
+// event_loop_window_delay_seconds). Each reader has its own monitor of
+// Node's (monitorEventLoopDelay: its figures reset when that reader reads
+// them), a 10 ms timer that records how long it really took between its runs:
+// the interval plus how late it ran. Its maximum is a lower bound of the
+// longest single task the loop ran, close to it once many tasks were sampled
+// (a task of L ms makes the timer up to L ms late, depending on when in the
+// 10 ms it began). On a core shared with other threads, time the loop was
+// preempted counts too.
 //
-// The monitor is a 10 ms timer that records how long it really took between
-// its runs: the interval plus how late it ran. Its maximum is a lower bound
-// of the longest single task the loop ran, close to it once many tasks were
-// sampled (a task of L ms makes the timer up to L ms late, depending on when
-// in the 10 ms it began). On a core shared with other threads, time the loop
-// was preempted counts too.
-//
-// It runs only while the process has work. A timer every 10 ms woke an idle
-// process 100 times a second, in every process of the instance (issue 32,
-// measured: 6 of an idle worker's 11 ms of CPU a second, and 6.5 of the
-// primary's 7). Work is announced (a request, a worker's message, a shard's
-// commands: work()) and resumes the monitor at once; once a second a running
-// monitor pauses if none was announced, the process says it is idle (no
-// request in flight) and its loop ran less than BUSY_LOOP_MS. A paused one
-// checks that last figure once a second too, so work nobody announces
-// resumes it within a second. While paused nothing is late: a reader that
-// saw no sample but a pause reads the loop as on time.
-import { createHistogram, performance, type EventLoopUtilization, type RecordableHistogram } from 'node:perf_hooks';
+// The monitors run only while the process has work. Their timers woke an
+// idle process 100 times a second, in every process of the instance (issue
+// 32, measured: 6 of an idle worker's 11 ms of CPU a second, and 6.5 of the
+// primary's 7). Work is announced (a request, a ledger command: work()) and
+// resumes them at once; once a second running monitors pause if none was
+// announced, the process says it is idle (no request in flight) and its loop
+// ran less than BUSY_LOOP_MS. Paused, the check goes on once a second, so
+// work nobody announces resumes them within a second. While paused nothing
+// is late: a reader that saw no sample but a pause reads the loop as on time.
+// Node's own timer, not one of ours: a JavaScript interval cost 2.5 times as
+// much per run on the development VM (250 against 100 µs when it wakes the
+// process), which a lightly loaded process, woken by the timer, would pay.
+import { monitorEventLoopDelay, performance, type EventLoopUtilization, type IntervalHistogram } from 'node:perf_hooks';
 
-/** The monitor's timer, ms: what its figures hold beyond the delay (as Node's monitorEventLoopDelay, which it replaces). */
+/** The monitors' timer, ms: what their figures hold beyond the delay. */
 export const RESOLUTION_MS = 10;
 const RESOLUTION_NS = RESOLUTION_MS * 1e6;
-/** How often a running monitor asks whether the process is idle, and a paused one whether work it was not told of came. */
+/** How often running monitors ask whether the process is idle, and paused ones whether work they were not told of came. */
 const IDLE_CHECK_MS = 1000;
-/** Loop time in one check's second that keeps (or makes) the monitor run though no work was announced: 5%. */
+/** Loop time in one check's second that keeps (or makes) the monitors run though no work was announced: 5%. */
 const BUSY_LOOP_MS = 50;
 
-/** One reader's figures since its last take, in ns of the timer's intervals (RESOLUTION_NS plus the delay). */
+/** A reader's figures since its last take, in ns of the timer's intervals (RESOLUTION_NS plus the delay). */
 export interface LoopFigures {
   p50: number;
   p99: number;
   max: number;
 }
 
-/** What one reader has seen since it last took its figures. */
+const ON_TIME: LoopFigures = { p50: RESOLUTION_NS, p99: RESOLUTION_NS, max: RESOLUTION_NS };
+
+function figuresOf(h: IntervalHistogram): LoopFigures | null {
+  return h.count > 0 ? { p50: h.percentile(50), p99: h.percentile(99), max: h.max } : null;
+}
+
+/** Two stretches' figures as one: exact for the maximum, an upper bound for each percentile (at most 1% of either lies above the larger p99). */
+function merged(a: LoopFigures | null, b: LoopFigures | null): LoopFigures | null {
+  if (a === null || b === null) return a ?? b;
+  return { p50: Math.max(a.p50, b.p50), p99: Math.max(a.p99, b.p99), max: Math.max(a.max, b.max) };
+}
+
+/** One reader's monitor and what it has seen since its last take. */
 export class LoopReader {
-  readonly histogram: RecordableHistogram = createHistogram();
+  private readonly monitor = monitorEventLoopDelay({ resolution: RESOLUTION_MS });
+  /** The stretches before the monitor's pauses since the last take (a monitor resumed with their samples would count the pause as a delay). */
+  private earlier: LoopFigures | null = null;
   /** The monitor paused since the last take: the loop counts as on time for that while. */
-  paused = false;
+  private paused = false;
+  /** The task it resumed in, when that ran past one interval (a resumed monitor's first interval is not sampled). */
+  private resumedLate = 0;
 
-  constructor(private readonly monitor: LoopMonitor) {}
+  start(): void {
+    this.monitor.enable();
+  }
 
-  /** The figures since the last take, and a new start; null when it has seen nothing (no sample, no pause). */
-  take(): LoopFigures | null {
-    const h = this.histogram;
-    let figures: LoopFigures | null = null;
-    if (h.count > 0) figures = { p50: h.percentile(50), p99: h.percentile(99), max: h.max };
-    else if (this.paused) figures = { p50: RESOLUTION_NS, p99: RESOLUTION_NS, max: RESOLUTION_NS };
-    h.reset();
-    this.paused = !this.monitor.running;
-    return figures;
+  stop(): void {
+    this.monitor.disable();
+    this.earlier = merged(this.earlier, figuresOf(this.monitor));
+    // A reset monitor records nothing for its first interval after enable(): no sample spans the pause.
+    this.monitor.reset();
+    this.paused = true;
+  }
+
+  late(ns: number): void {
+    this.resumedLate = Math.max(this.resumedLate, ns);
+  }
+
+  /** The figures since the last take, and a new start; null when it has seen nothing (no sample, no pause). `running`: whether the monitors run now. */
+  take(running: boolean): LoopFigures | null {
+    let f = merged(this.earlier, figuresOf(this.monitor)) ?? (this.paused || this.resumedLate > 0 ? ON_TIME : null);
+    if (f !== null && this.resumedLate > f.max) f = { ...f, max: this.resumedLate };
+    this.monitor.reset();
+    this.earlier = null;
+    this.resumedLate = 0;
+    this.paused = !running;
+    return f;
   }
 }
 
 class LoopMonitor {
   private readonly readers = new Set<LoopReader>();
-  /** The 10 ms timer; null while paused (or while nobody reads). */
-  private ticker: NodeJS.Timeout | null = null;
-  private lastTick = 0;
+  private on = true;
   /** The once-a-second check; null until the process says how to tell it is idle. */
   private checker: NodeJS.Timeout | null = null;
   private idle: (() => boolean) | null = null;
   private announced = false;
   private loopAtCheck: EventLoopUtilization = performance.eventLoopUtilization();
 
-  /** Whether the timer runs now (false: paused, the process idle). */
+  /** Whether the monitors run now (false: paused, the process idle). */
   get running(): boolean {
-    return this.ticker !== null;
+    return this.on;
   }
 
   reader(): LoopReader {
-    const r = new LoopReader(this);
+    const r = new LoopReader();
     this.readers.add(r);
-    if (this.ticker === null) this.resume();
+    if (this.on) r.start();
+    else r.stop();
     return r;
   }
 
   drop(r: LoopReader): void {
-    this.readers.delete(r);
-    if (this.readers.size === 0) this.pause();
+    if (this.readers.delete(r)) r.stop();
+  }
+
+  /** The figures `r` has seen since its last take (LoopReader.take). */
+  take(r: LoopReader): LoopFigures | null {
+    return r.take(this.on);
   }
 
   /**
-   * Work began (a request, a message from a worker): the monitor runs. On
-   * every request's path, so it is a store and a test when the monitor runs.
+   * Work began (a request, a command from a worker): the monitors run. On
+   * every request's path, so it is a store and a test while they run.
    */
   work(): void {
     this.announced = true;
-    if (this.ticker === null && this.readers.size > 0) this.resume();
+    if (!this.on) this.resume();
   }
 
-  /** From now on the monitor pauses while the process is idle: `idle` says whether it has work in hand (requests in flight). */
+  /** From now on the monitors pause while the process is idle: `idle` says whether it has no work in hand (no request in flight). */
   pauseWhenIdle(idle: () => boolean): void {
     this.idle = idle;
     if (this.checker !== null) return;
@@ -101,12 +136,12 @@ class LoopMonitor {
     this.checker.unref();
   }
 
-  /** Stops pausing: the monitor runs whenever somebody reads (tests). */
+  /** Stops pausing: the monitors run from now on (tests). */
   stopPausing(): void {
     if (this.checker !== null) clearInterval(this.checker);
     this.checker = null;
     this.idle = null;
-    if (this.ticker === null && this.readers.size > 0) this.resume();
+    if (!this.on) this.resume();
   }
 
   private check(): void {
@@ -114,32 +149,28 @@ class LoopMonitor {
     this.loopAtCheck = performance.eventLoopUtilization();
     const busy = this.announced || loop.active >= BUSY_LOOP_MS || !this.idle!();
     this.announced = false;
-    if (busy && this.ticker === null && this.readers.size > 0) this.resume();
-    else if (!busy && this.ticker !== null) this.pause();
+    if (busy && !this.on) this.resume();
+    else if (!busy && this.on) this.pause();
   }
 
   private resume(): void {
-    this.lastTick = performance.now();
-    this.ticker = setInterval(() => this.tick(), RESOLUTION_MS);
-    this.ticker.unref();
+    this.on = true;
+    for (const r of this.readers) r.start();
+    // The task that announced the work runs on unsampled: how long it and the rest of its turn took, seen after them.
+    const from = performance.now();
+    setImmediate(() => {
+      const ns = Math.round((performance.now() - from) * 1e6);
+      if (ns > RESOLUTION_NS) for (const r of this.readers) r.late(ns);
+    });
   }
 
   private pause(): void {
-    if (this.ticker === null) return;
-    clearInterval(this.ticker);
-    this.ticker = null;
-    for (const r of this.readers) r.paused = true;
-  }
-
-  private tick(): void {
-    const now = performance.now();
-    const ns = Math.max(1, Math.round((now - this.lastTick) * 1e6));
-    this.lastTick = now;
-    for (const r of this.readers) r.histogram.record(ns);
+    this.on = false;
+    for (const r of this.readers) r.stop();
   }
 }
 
-/** The process's one monitor (one event loop per process). */
+/** The process's monitors (one event loop per process). */
 export const loopMonitor = new LoopMonitor();
 
 /** A monitor figure (ns, one timer interval) as the delay in seconds. */
@@ -171,7 +202,7 @@ export class EventLoopWindow {
   }
 
   private rotate(): void {
-    const f = this.reader.take();
+    const f = loopMonitor.take(this.reader);
     this.last = f === null ? null : { p99: delaySeconds(f.p99), max: delaySeconds(f.max) };
   }
 

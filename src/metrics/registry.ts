@@ -148,7 +148,7 @@ export class Metrics {
     }
     const who = `role="${this.role}",pid="${process.pid}"`;
     // The timer's intervals, as Node's monitor gave them since issue 16 (the bench reads them so in every build): 10 ms plus the delay.
-    const loop = loopDelay?.take() ?? null;
+    const loop = loopDelay === null ? null : loopMonitor.take(loopDelay);
     if (loop !== null) {
       gauges[`event_loop_delay_seconds{${who},quantile="0.5"}`] = loop.p50 / 1e9;
       gauges[`event_loop_delay_seconds{${who},quantile="0.99"}`] = loop.p99 / 1e9;
