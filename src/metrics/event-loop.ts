@@ -24,7 +24,7 @@
 import { monitorEventLoopDelay, performance, type EventLoopUtilization, type IntervalHistogram } from 'node:perf_hooks';
 
 /** The monitors' timer, ms: what their figures hold beyond the delay. */
-export const RESOLUTION_MS = 10;
+const RESOLUTION_MS = 10;
 const RESOLUTION_NS = RESOLUTION_MS * 1e6;
 /** How often running monitors ask whether the process is idle, and paused ones whether work they were not told of came. */
 const IDLE_CHECK_MS = 1000;
