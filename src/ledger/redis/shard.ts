@@ -205,7 +205,7 @@ export class ShardActor {
 
   /** `claimed`: pending entries, which an earlier owner may have applied and written already. */
   private take(entries: Entry[], claimed = false): void {
-    loopMonitor.work(); // workers' commands are this process's work (metrics/event-loop.ts)
+    if (entries.length > 0) loopMonitor.work(); // workers' commands are this process's work (metrics/event-loop.ts); a housekeeping claim of nothing is not
     for (const [id, fields] of entries) {
       if (this.inflight.has(id)) continue;
       let env: Envelope | null = null;
