@@ -10,6 +10,7 @@ import { DEFAULT_CEILING } from '../../src/surfaces/chat/codec.js';
 import { startGateway } from '../helpers/gateway.js';
 import { ADMIN_TOKEN, console_, organization, provision, usageRows } from '../helpers/provision.js';
 import { testDatabase } from '../helpers/services.js';
+import { secondBegun } from '../helpers/clock.js';
 
 /** The demo catalog's price of nw-swift-1 (config/catalog.seed.json). */
 const SWIFT = { inputPerMtok: 150000, cachedInputPerMtok: 75000, outputPerMtok: 600000, imageUnit: 0 };
@@ -47,7 +48,7 @@ if (db !== null) {
     const client = sdk(key);
     // The quota counts wall-clock seconds: sent as one begins, the five land in it (a second turning mid-burst would
     // rightly admit up to two more: CI saw 3 admitted once, 2026-11-29).
-    await new Promise((r) => setTimeout(r, 1000 - (Date.now() % 1000) + 5));
+    await secondBegun();
     const results = await Promise.all(Array.from({ length: 5 }, () => client.chat.completions.create(ask).then(() => 200, (e) => e)));
     const limited = results.filter((r) => r instanceof OpenAI.RateLimitError);
     t.ok(limited.length >= 3, `${limited.length} of 5 refused within one second`);

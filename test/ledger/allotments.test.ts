@@ -13,6 +13,7 @@ import { boundCost } from '../../src/billing/pricing.js';
 import type { Hold } from '../../src/billing/types.js';
 import type { Price } from '../../src/catalog/types.js';
 import { books, settleOnBoth, startHarness, startRedisHarness, type Harness, type ReserveArgs, type ReserveResult } from './harness.js';
+import { secondBegun } from '../helpers/clock.js';
 
 const PRICE: Price = { inputPerMtok: 2_500_000, cachedInputPerMtok: 1_250_000, outputPerMtok: 10_000_000, imageUnit: 0 };
 const MODEL = { modelId: randomUUID(), price: PRICE };
@@ -127,7 +128,7 @@ for (const host of HOSTS) {
     await h.worker(0, 'reserve', args(orgId, 'warm0', 1)[0]);
     await h.worker(1, 'reserve', args(orgId, 'warm1', 1)[0]);
     t.equal((await h.call<Stats>('stats')).allotments, 2, 'both workers hold an allotment');
-    await new Promise((r) => setTimeout(r, 1000 - (Date.now() % 1000) + 5));
+    await secondBegun();
     const [a, b] = await Promise.all([
       h.worker<ReserveResult[]>(0, 'reserveMany', { list: args(orgId, 'qa', 35) }),
       h.worker<ReserveResult[]>(1, 'reserveMany', { list: args(orgId, 'qb', 35) }),
@@ -155,7 +156,7 @@ t.test('unused allotments go back: on idle, and at once when their worker dies',
   // Worker 1: an allotment, and a call reserved from it in progress; then kill -9. Both in one second: an allotment's
   // admissions are for the second they were granted in, and a second turning between them would send the second
   // call to the actor for a hold of its own (CI saw it once, 2026-11-29).
-  await new Promise((r) => setTimeout(r, 1000 - (Date.now() % 1000) + 5));
+  await secondBegun();
   const [x, y] = [await h.worker<ReserveResult>(1, 'reserve', args(orgId, 'k', 1)[0]), await h.worker<ReserveResult>(1, 'reserve', args(orgId, 'k2', 1)[0])];
   t.ok(x.ok && y.ok);
   const before = await h.call<Stats>('stats');

@@ -10,6 +10,7 @@ import type { Hold } from '../../src/billing/types.js';
 import type { Price } from '../../src/catalog/types.js';
 import { testDatabase } from '../helpers/services.js';
 import { books, settleOnBoth, startHarness, type ReserveArgs, type ReserveResult } from './harness.js';
+import { secondBegun } from '../helpers/clock.js';
 
 const PRICE: Price = { inputPerMtok: 2_500_000, cachedInputPerMtok: 1_250_000, outputPerMtok: 10_000_000, imageUnit: 0 };
 const MODEL = { modelId: randomUUID(), price: PRICE };
@@ -141,7 +142,7 @@ t.test('quotas: per second and per minute, 429 with Retry-After; refusals take n
   const view = await h.worker<{ heldBalance: number }>(0, 'account', { orgId });
   t.equal(view.heldBalance, 5 * C, 'refused calls hold nothing');
   // Next second: the minute allows 3 more.
-  await new Promise((r) => setTimeout(r, 1000 - (Date.now() % 1000) + 10));
+  await secondBegun(10);
   const second = await h.worker<ReserveResult[]>(1, 'reserveMany', { list: reserveArgs(orgId, 'qc', 5) });
   t.equal(second.filter((r) => r.ok).length, 3, 'the minute admits 8 in all');
   const byMinute = second.filter((r) => !r.ok);
