@@ -21,6 +21,7 @@
 // recalls them), so a balance or a quota spread over many workers refuses no
 // call that the actor alone would have admitted.
 import type { Funding } from '../money/money.js';
+import { CallTable } from './call-table.js';
 import type { AllotCommand, AllotmentWant, Allotted, ProgressCommand, ReleaseCommand, ReserveCommand, ReserveReply, ReserveRequest, RetiredCommand, SettleCommand } from './protocol.js';
 
 /** An allotment unused this long goes back to the actor (its money is free again, its admissions leave the quota). */
@@ -65,8 +66,6 @@ class Allotment {
   /** Admissions left for wall-clock second `second`. */
   slots = 0;
   second = -1;
-  /** Calls reserved from here that have not settled yet, by request id. */
-  readonly inFlight = new Map<string, LocalCall>();
   /** A reservation asking for more is on its way: one at a time. */
   asking = false;
   /** Settles when the ask on its way is answered (or fails): calls that find the allotment dry wait for it rather than each going to the actor. */
@@ -99,8 +98,8 @@ class Allotment {
 export class Allotments {
   /** The allotment being spent, by organization and funding source. */
   private readonly open = new Map<string, Allotment>();
-  /** Calls reserved from an allotment, until they settle or are released. */
-  private readonly calls = new Map<string, LocalCall>();
+  /** Calls reserved from an allotment, until they settle or are released (not a Map: call-table.ts says why). */
+  private readonly calls = new CallTable<LocalCall>();
   /** Allotments with an ask on its way, by id (retired ones too: a grant may still come back to them). */
   private readonly asking = new Map<string, Allotment>();
   private seq = 0;
@@ -216,7 +215,6 @@ export class Allotments {
     a.lastUsed = now;
     a.takenSinceAsk++;
     const call: LocalCall = { allotment: a, amount: req.amount, startedAt: now };
-    a.inFlight.set(req.requestId, call);
     this.calls.set(req.requestId, call);
     // Half spent: ask for more now, so that the calls behind this one find it full.
     const half = a.target / 2;
@@ -311,10 +309,7 @@ export class Allotments {
 
   /** The call's settlement (or release) is on its way: it is no longer in progress here. */
   finish(requestId: string): void {
-    const call = this.calls.get(requestId);
-    if (call === undefined) return;
     this.calls.delete(requestId);
-    call.allotment.inFlight.delete(requestId);
   }
 
   /** The allotment a call in progress was reserved from, what it took and when, or null. */
@@ -365,7 +360,10 @@ export class Allotments {
     const pendingAsk = a.asking ? a.asks : undefined;
     a.asking = false;
     if (this.open.get(a.orgId + ' ' + a.funding) === a) this.open.delete(a.orgId + ' ' + a.funding);
-    const inFlight = [...a.inFlight].map(([requestId, c]) => ({ requestId, amount: c.amount, startedAt: c.startedAt }));
+    const inFlight: RetiredCommand['inFlight'] = [];
+    this.calls.forEach((c, requestId) => {
+      if (c.allotment === a) inFlight.push({ requestId, amount: c.amount, startedAt: c.startedAt });
+    });
     const unused = { second: a.second, slots: a.slots };
     a.money = 0;
     a.slots = 0;

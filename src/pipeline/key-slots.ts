@@ -8,7 +8,14 @@
 // Counted per HTTP worker, not per instance: the count lives where the calls
 // run, costs a Map update and no round trip, and a worker's crash frees its
 // slots with it. An instance therefore admits up to workers × the cap per key.
+//
+// A key's count stays in the Map at zero: deleting it when its last call ends
+// would make V8 rebuild the Map's table, in the old generation, about once a
+// call (ledger/call-table.ts says why that matters). A worker that has seen
+// more than PRUNE_ABOVE keys forgets each one whose calls have ended.
 import { GatewayError } from '../errors/gateway-error.js';
+
+const PRUNE_ABOVE = 4096;
 
 export class KeySlots {
   private readonly inUse = new Map<string, number>();
@@ -27,8 +34,8 @@ export class KeySlots {
   /** Gives one slot back (the caller guarantees once per take). */
   release(keyId: string): void {
     const n = this.inUse.get(keyId) ?? 0;
-    if (n <= 1) this.inUse.delete(keyId);
-    else this.inUse.set(keyId, n - 1);
+    if (n <= 1 && this.inUse.size > PRUNE_ABOVE) this.inUse.delete(keyId);
+    else this.inUse.set(keyId, Math.max(0, n - 1));
   }
 
   /** Calls in progress for `keyId` on this worker. */
