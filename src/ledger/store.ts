@@ -285,8 +285,9 @@ export class PgLedgerStore implements LedgerStore {
       if (moved.size === 0) return;
       const ids = [...moved.keys()];
       const sums = [ids, ids.map((o) => String(moved.get(o)![0])), ids.map((o) => String(moved.get(o)![1]))];
-      if (parts === null) await client.query(APPLY_CHARGES, sums);
-      else await client.query(ADD_TO_PARTS, [...sums, parts.writer, parts.seq]);
+      // Named, as the other batch statements are: parsed and planned once per connection, not once per batch.
+      if (parts === null) await client.query({ name: 'ledger_apply_charges', text: APPLY_CHARGES, values: sums });
+      else await client.query({ name: 'ledger_add_to_parts', text: ADD_TO_PARTS, values: [...sums, parts.writer, parts.seq] });
     });
   }
 
