@@ -8,8 +8,8 @@
 // the loop: 60–150 bytes of old-generation garbage per set and delete, at any
 // size. Three such Maps on a unary call's path made ~450 bytes a call at one
 // connection, a third of what filled the worker's old generation and brought
-// a full collection (a 5–6 ms pause) every ~3 s (docs/performance.md, "Maps
-// that churn").
+// a full collection (a 5–7 ms pause) every ~3.5 s (docs/performance.md, "The
+// one-connection tail, call by call").
 //
 // Here: open addressing with linear probing over arrays that are allocated
 // only when the table grows, and deletion by backward shift, which leaves no
