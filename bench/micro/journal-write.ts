@@ -3,7 +3,9 @@
 // on an embedded PostgreSQL started for the run. Reports, per batch size, the
 // primary's CPU per row (this process only: building the JSON text, pg's
 // encoding, the reply) and the server's CPU per row (every PostgreSQL process).
-// Run: npm run build && node dist/bench/micro/journal-write.js [rows-per-flush ...]
+// With --parts, a worker's batch instead (writeWriterBatch: COPY, then its
+// parts of the balances, in one transaction). --rows N: rows per size (4,000).
+// Run: npm run build && node dist/bench/micro/journal-write.js [--parts] [--rows N] [rows-per-flush ...]
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -44,7 +46,10 @@ function row(orgId: string, requestId: string): SettledRow {
   };
 }
 
-const sizes = process.argv.slice(2).map(Number).filter((n) => n > 0);
+const args = process.argv.slice(2);
+const parts = args.includes('--parts');
+const rowsPerSize = args.includes('--rows') ? Number(args[args.indexOf('--rows') + 1]) : 4000;
+const sizes = args.filter((a, i) => /^\d+$/.test(a) && args[i - 1] !== '--rows').map(Number).filter((n) => n > 0);
 const dir = mkdtempSync(join(tmpdir(), 'tollgate-journal-bench-'));
 const store = await openEmbeddedStore(dir, { maxConnections: 16 });
 const pool = createPool(store.url, 2);
@@ -53,19 +58,21 @@ try {
   const orgs = await Promise.all(Array.from({ length: 8 }, async () => (await createOrganization(pool, randomUUID(), 'bench', 1e12)).id));
   const ledger = new PgLedgerStore(pool);
   let seq = 0;
+  let batchSeq = 0;
+  const write = (b: SettledRow[]): Promise<unknown> => (parts ? ledger.writeWriterBatch(b, 'bench', ++batchSeq, true) : ledger.writeBatch(b, true)); // a first attempt, as the journal's and a worker's
   for (const perFlush of sizes.length > 0 ? sizes : [1, 10, 100, 500]) {
-    const flushes = Math.max(20, Math.round(4000 / perFlush));
+    const flushes = Math.max(20, Math.round(rowsPerSize / perFlush));
     const batch = (): ReturnType<typeof row>[] => Array.from({ length: perFlush }, () => row(orgs[seq % orgs.length], `req_bench_${++seq}`));
     for (let i = 0; i < 5; i++) {
       const b = batch();
-      await ledger.writeBatch(b, true); // a first attempt, as the journal's
+      await write(b);
     }
     const cpu0 = process.cpuUsage();
     const server0 = treeCpuMs(store.pid);
     const t0 = performance.now();
     for (let i = 0; i < flushes; i++) {
       const b = batch();
-      await ledger.writeBatch(b, true); // a first attempt, as the journal's
+      await write(b);
     }
     const wall = performance.now() - t0;
     const cpu = process.cpuUsage(cpu0);
