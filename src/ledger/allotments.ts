@@ -66,6 +66,8 @@ class Allotment {
   /** Admissions left for wall-clock second `second`. */
   slots = 0;
   second = -1;
+  /** Calls reserved from here that have not settled yet (they are in Allotments.calls): a retirement looks for them only when there are some. */
+  inFlight = 0;
   /** A reservation asking for more is on its way: one at a time. */
   asking = false;
   /** Settles when the ask on its way is answered (or fails): calls that find the allotment dry wait for it rather than each going to the actor. */
@@ -216,6 +218,7 @@ export class Allotments {
     a.takenSinceAsk++;
     const call: LocalCall = { allotment: a, amount: req.amount, startedAt: now };
     this.calls.set(req.requestId, call);
+    a.inFlight++;
     // Half spent: ask for more now, so that the calls behind this one find it full.
     const half = a.target / 2;
     if (this.topUp !== null && !a.asking && (a.slots < half || a.money < req.amount * half)) this.refill(req);
@@ -309,7 +312,10 @@ export class Allotments {
 
   /** The call's settlement (or release) is on its way: it is no longer in progress here. */
   finish(requestId: string): void {
+    const call = this.calls.get(requestId);
+    if (call === undefined) return;
     this.calls.delete(requestId);
+    call.allotment.inFlight--;
   }
 
   /** The allotment a call in progress was reserved from, what it took and when, or null. */
@@ -360,10 +366,13 @@ export class Allotments {
     const pendingAsk = a.asking ? a.asks : undefined;
     a.asking = false;
     if (this.open.get(a.orgId + ' ' + a.funding) === a) this.open.delete(a.orgId + ' ' + a.funding);
+    // An idle allotment (the usual retirement) has none: no scan of every call in progress.
     const inFlight: RetiredCommand['inFlight'] = [];
-    this.calls.forEach((c, requestId) => {
-      if (c.allotment === a) inFlight.push({ requestId, amount: c.amount, startedAt: c.startedAt });
-    });
+    if (a.inFlight > 0) {
+      this.calls.forEach((c, requestId) => {
+        if (c.allotment === a) inFlight.push({ requestId, amount: c.amount, startedAt: c.startedAt });
+      });
+    }
     const unused = { second: a.second, slots: a.slots };
     a.money = 0;
     a.slots = 0;
