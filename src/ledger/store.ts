@@ -5,11 +5,11 @@
 // by one statement that skips what is already there and recognises its own
 // earlier attempt.
 import type { Funding } from '../money/money.js';
-import { inTransaction, type Pool } from '../store/pool.js';
+import pg from 'pg'; // escapeLiteral: a batch's writer in its balances' statement
+import { copyInOnce, type Pool } from '../store/pool.js';
 import type { UsageRow } from './protocol.js';
 import type { AccountRow, Entry } from './records.js';
 import { USAGE_COLUMNS, usageLine } from './usage-line.js';
-import { copyIn } from '../store/copy-in.js';
 import { isUuid } from '../store/uuid.js';
 
 export interface StoredCredit {
@@ -127,25 +127,45 @@ SELECT 'charge:' || x.request_id FROM usage_records x JOIN r ON x.request_id = r
 WHERE $2::bool`;
 
 // The COPY path (writeBatch): the same rows as WRITE_BATCH, taken by COPY, then the balances'
-// UPDATE, in one transaction (inTransaction). COPY has no ON CONFLICT: a row already stored
-// fails it whole (unique_violation), and the batch goes by WRITE_BATCH instead.
+// statement, in one query (copyInOnce: two exchanges, one transaction). COPY has no ON CONFLICT:
+// a row already stored fails it whole (unique_violation), and the batch goes by WRITE_BATCH instead.
 const COPY_BATCH = `COPY usage_records (${USAGE_COLUMNS}) FROM STDIN`;
-const APPLY_CHARGES = `
-UPDATE organizations SET balance_micros = balance_micros + v.b, package_micros = package_micros + v.p
-FROM unnest($1::uuid[], $2::bigint[], $3::bigint[]) AS v(id, b, p) WHERE organizations.id = v.id`;
 const UNIQUE_VIOLATION = '23505';
-
-// A worker's batch (writeWriterBatch) moves its own parts of the balances
-// (migration 008), not the organizations' rows, and stamps each part it
-// touches with the batch's seq, whether this attempt inserted anything or an
-// earlier one did: the actor reads seq to know the batch is counted.
-const ADD_TO_PARTS = `
-INSERT INTO organization_balance_parts (org_id, writer, balance_micros, package_micros, seq)
-SELECT v.id, $4, v.b, v.p, $5 FROM unnest($1::uuid[], $2::bigint[], $3::bigint[]) AS v(id, b, p)
-ON CONFLICT (org_id, writer) DO UPDATE SET
+/** A batch's sums join its writer's part of a balance, and the part takes the batch's seq. */
+const ADD_TO_PART = `ON CONFLICT (org_id, writer) DO UPDATE SET
   balance_micros = organization_balance_parts.balance_micros + excluded.balance_micros,
   package_micros = organization_balance_parts.package_micros + excluded.package_micros,
   seq = greatest(organization_balance_parts.seq, excluded.seq)`;
+
+/**
+ * The balances' statement of a COPY batch: the organizations' rows, or (a
+ * worker's batch, writeWriterBatch) the writer's own parts of them (migration
+ * 008), each part it touches stamped with the batch's seq, whether this
+ * attempt inserted anything or an earlier one did: the actor reads seq to
+ * know the batch is counted.
+ *
+ * A query that holds a COPY goes by the simple protocol, which takes no
+ * parameters, so the values are written into the text, and only values this
+ * process made and checks: organization ids are uuids (else it throws before
+ * anything is sent; the caller's retry goes by the statement, which the
+ * server judges), sums are BigInts' digits, the writer a quoted literal.
+ */
+function movesStatement(moved: ReadonlyMap<string, readonly [bigint, bigint]>, parts: { writer: string; seq: number } | null): string {
+  const ids = [...moved.keys()];
+  for (const id of ids) if (!isUuid(id)) throw new Error(`ledger: a batch's organization id is not a uuid: ${JSON.stringify(id)}`);
+  const sums = (k: 0 | 1): string => ids.map((id) => moved.get(id)![k].toString()).join(',');
+  const v = `unnest('{${ids.join(',')}}'::uuid[], '{${sums(0)}}'::bigint[], '{${sums(1)}}'::bigint[]) AS v(id, b, p)`;
+  if (parts === null) {
+    return `UPDATE organizations SET balance_micros = balance_micros + v.b, package_micros = package_micros + v.p FROM ${v} WHERE organizations.id = v.id`;
+  }
+  if (!Number.isSafeInteger(parts.seq)) throw new Error(`ledger: a batch's seq is not an integer: ${parts.seq}`);
+  return `
+INSERT INTO organization_balance_parts (org_id, writer, balance_micros, package_micros, seq)
+SELECT v.id, ${pg.escapeLiteral(parts.writer)}, v.b, v.p, ${parts.seq} FROM ${v}
+${ADD_TO_PART}`;
+}
+
+// A worker's batch by the statement (a retry, or a first attempt that met a row already stored): the sums from the rows it inserts.
 const WRITE_WRITER_BATCH = `
 WITH ${BATCH_ROWS}, d AS (
   SELECT o.org_id,
@@ -155,10 +175,7 @@ WITH ${BATCH_ROWS}, d AS (
 )
 INSERT INTO organization_balance_parts (org_id, writer, balance_micros, package_micros, seq)
 SELECT d.org_id, $2, d.b, d.p, $3 FROM d
-ON CONFLICT (org_id, writer) DO UPDATE SET
-  balance_micros = organization_balance_parts.balance_micros + excluded.balance_micros,
-  package_micros = organization_balance_parts.package_micros + excluded.package_micros,
-  seq = greatest(organization_balance_parts.seq, excluded.seq)`;
+${ADD_TO_PART}`;
 // A writer that is gone and whose batches are all written: its parts join the organizations' rows.
 const FOLD_WRITER = `
 WITH p AS (DELETE FROM organization_balance_parts WHERE writer = $1 RETURNING org_id, balance_micros, package_micros)
@@ -278,17 +295,9 @@ export class PgLedgerStore implements LedgerStore {
     return stored;
   }
 
-  /** COPY `lines` into usage_records and move the balances (the organizations' rows, or the writer's parts) by `moved`, in one transaction. */
+  /** COPY `lines` into usage_records and move the balances (the organizations' rows, or the writer's parts) by `moved`, in one query. */
   private copyAndMove(lines: Buffer, moved: ReadonlyMap<string, readonly [bigint, bigint]>, parts: { writer: string; seq: number } | null): Promise<void> {
-    return inTransaction(this.pool, async (client) => {
-      await copyIn(client, COPY_BATCH, [lines]);
-      if (moved.size === 0) return;
-      const ids = [...moved.keys()];
-      const sums = [ids, ids.map((o) => String(moved.get(o)![0])), ids.map((o) => String(moved.get(o)![1]))];
-      // Named, as the other batch statements are: parsed and planned once per connection, not once per batch.
-      if (parts === null) await client.query({ name: 'ledger_apply_charges', text: APPLY_CHARGES, values: sums });
-      else await client.query({ name: 'ledger_add_to_parts', text: ADD_TO_PARTS, values: [...sums, parts.writer, parts.seq] });
-    });
+    return copyInOnce(this.pool, moved.size === 0 ? COPY_BATCH : `${COPY_BATCH};\n${movesStatement(moved, parts)}`, [lines]);
   }
 
   async copyWriterLines(lines: Buffer, moved: ReadonlyMap<string, readonly [bigint, bigint]>, writer: string, seq: number): Promise<boolean> {

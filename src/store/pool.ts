@@ -1,6 +1,7 @@
 // The one SQL code path: a pg Pool, whether the server is an external
 // PostgreSQL (DATABASE_URL) or the embedded one the primary starts.
 import pg from 'pg';
+import { copyIn } from './copy-in.js';
 
 // int8 columns hold money in micros and counters, kept within 2^53 (money/money.ts MAX_MICROS); a value past it fails its query instead of rounding.
 pg.types.setTypeParser(20, (v) => { const n = Number(v); if (Number.isSafeInteger(n)) return n; throw new RangeError(`int8 ${v} is not exact as a number`); });
@@ -54,5 +55,27 @@ export async function inTransaction<T>(pool: pg.Pool, fn: (client: pg.PoolClient
     throw err;
   } finally {
     client.release(broken);
+  }
+}
+
+/**
+ * Runs `text` as copyIn does (its COPY … FROM STDIN statements taking
+ * `chunks`), on a client of its own: one query for all its statements (the
+ * query, then each COPY's data: two exchanges for one COPY), and one
+ * transaction (a simple query's statements are one unless they say
+ * otherwise), which the server rolls back whole when a statement fails. A
+ * client whose server did not answer (its connection lost, or a timeout: the
+ * query may still run there) is dropped from the pool, as inTransaction's.
+ */
+export async function copyInOnce(pool: pg.Pool, text: string, chunks: readonly Buffer[]): Promise<void> {
+  const client = await pool.connect();
+  let unanswered: Error | undefined;
+  try {
+    await copyIn(client, text, chunks);
+  } catch (err) {
+    if (!(err instanceof pg.DatabaseError)) unanswered = err as Error;
+    throw err;
+  } finally {
+    client.release(unanswered);
   }
 }

@@ -174,6 +174,23 @@ async function copyPath(t: Test, pool: Pool, store: PgLedgerStore, orgId: string
   t.equal(await store.copyWriterLines(lines, moved, 'wb', 2), false, 'the same lines again: refused, a row is stored');
   const again = (await store.loadAccount(orgId))!;
   t.same([again.balance, again.package, again.writerSeqs], [after2.balance, after2.package, after2.writerSeqs], 'and nothing of it kept');
+
+  // The rows and the parts' statement go in one query, whose values are written into its text (the simple protocol has no parameters).
+  const linesOf = (prefix: string): Buffer => Buffer.from(batch(prefix).map((r) => usageLine(r.usage, r.writer)).join(''));
+  const storedRows = async (prefix: string): Promise<number> => (await read(prefix)).length;
+  const quoted = "w'b\\'; --";
+  t.equal(await store.copyWriterLines(linesOf('q'), moved, quoted, 4), true, 'a writer with quotes and backslashes');
+  t.same((await store.loadAccount(orgId))!.writerSeqs, new Map([['wb', 1], [quoted, 4]]), 'is stored as it is');
+  const hostile = new Map([["00000000-0000-0000-0000-000000000000'}'::uuid[]); DROP TABLE usage_records; --", [-1n, 0n] as const]]);
+  await t.rejects(store.copyWriterLines(linesOf('h'), hostile, 'wb', 5), /not a uuid/, 'an organization id that is not a uuid is refused before anything is sent');
+  t.equal(await storedRows('h'), 0, 'none of its rows stored');
+  // Its parts' statement fails after its COPY (an organization that does not exist: the parts' foreign key): nothing of the query is kept.
+  const nowhere = new Map([[randomUUID(), [-1n, 0n] as const]]);
+  await t.rejects(store.copyWriterLines(linesOf('f'), nowhere, 'wb', 6), { code: '23503' }, 'the parts refuse an unknown organization');
+  t.equal(await storedRows('f'), 0, 'and the COPY before it in the same query is rolled back');
+  t.same((await store.loadAccount(orgId))!.writerSeqs, new Map([['wb', 1], [quoted, 4]]), 'no part moved');
+  t.equal(await store.copyWriterLines(linesOf('f'), moved, 'wb', 7), true, 'the same rows again, on a sound connection: taken');
+  t.equal(await storedRows('f'), 3);
 }
 
 t.test('real PostgreSQL', async (t) => {
