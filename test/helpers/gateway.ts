@@ -47,8 +47,15 @@ export async function freePort(): Promise<number> {
   }
 }
 
+/** What tempDir made, removed when the test's process exits: a data directory holds ~40 MB of PostgreSQL, and CI machines run the suite again and again. */
+const tempDirs: string[] = [];
+process.once('exit', () => {
+  for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true });
+});
+
 export function tempDir(prefix = 'tollgate-test-'): string {
   const dir = mkdtempSync(join(tmpdir(), prefix));
+  tempDirs.push(dir);
   // Searchable by others, as a data directory normally is: run as root, the embedded PostgreSQL runs as `postgres`.
   chmodSync(dir, 0o755);
   return dir;

@@ -7,8 +7,7 @@
 // test/reliability/redis-workers.test.ts and test/e2e/scale-out-kill.test.ts.
 import t from 'tap';
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { FakeStore } from './fake-store.js';
 import { makeLedger, ORG, usage } from './helpers.js';
@@ -18,6 +17,7 @@ import { spendsOf } from '../../src/ledger/worker-batch.js';
 import { WorkerBooks } from '../../src/ledger/worker-books.js';
 import type { SpentReport } from '../../src/ledger/protocol.js';
 import { createLogger } from '../../src/log/logger.js';
+import { tempDir } from '../helpers/gateway.js';
 
 const WRITER = '4242-abcd';
 const OWNER = 'worker:1';
@@ -27,7 +27,7 @@ function booked(i: number, charged: number, taken = 1000): BookedCall {
 }
 
 t.test('the books directory belongs to one running primary', async (t) => {
-  const dataDir = mkdtempSync(join(tmpdir(), 'books-dir-test-'));
+  const dataDir = tempDir('books-dir-test-');
   const dir = openBooksDir(dataDir);
   t.equal(dir, join(dataDir, 'books'));
   t.equal(readFileSync(join(dir, 'primary.pid'), 'utf8').trim(), String(process.pid), 'marked as this primary\'s');
@@ -48,7 +48,7 @@ t.test('the books directory belongs to one running primary', async (t) => {
 });
 
 t.test('reportWhenWritten: a batch is told once in the store, and written() waits for it', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'books-test-'));
+  const dir = tempDir('books-test-');
   const store = new FakeStore();
   store.addOrg(ORG, 1_000_000);
   const reports: Array<SpentReport & { stored: number }> = [];

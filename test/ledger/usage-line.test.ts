@@ -4,8 +4,7 @@
 // worker dies. So the line must read back as the row it was made from, its
 // timestamps must be what Date.toISOString writes, and a line torn anywhere
 // by a kill -9 must never read back as a call.
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
 import { readGoneWorker, rowLine } from '../../src/ledger/books-file.js';
@@ -13,6 +12,7 @@ import type { UsageRow } from '../../src/ledger/protocol.js';
 import { readUsageLine, timestampField, usageLine } from '../../src/ledger/usage-line.js';
 import { prng } from '../helpers/prng.js';
 import { usage } from './helpers.js';
+import { tempDir } from '../helpers/gateway.js';
 
 const HOSTILE = ['', '\\N', 'N', '\\', '\t', '\n', '\r', 'a\tb\nc\\d\re', '\\t', 'é ü 中文 🙂', 'x'.repeat(300)];
 
@@ -78,7 +78,7 @@ t.test('timestamps: what Date.toISOString writes, one Date per second', async (t
 });
 
 t.test('the books file: calls as made lines read back whole; a line torn anywhere is never a call', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'usage-line-test-'));
+  const dir = tempDir('usage-line-test-');
   const writer = '4343-beef';
   const odd = { ...usage('odd', 700, 1000), modelId: 'm\t1\n2\\3\r', supplier: null, ttfbMs: null, holdExpired: true, finishedAt: 1_764_000_000_123 };
   const plain = usage('plain', 0, 1000);

@@ -6,8 +6,7 @@
 // real cluster with kill -9 is test/ledger/allotments.test.ts and
 // test/reliability/workers.test.ts.
 import t from 'tap';
-import { mkdtempSync, writeFileSync, existsSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { FakeStore } from './fake-store.js';
 import { makeLedger, ORG, usage } from './helpers.js';
@@ -16,6 +15,7 @@ import { spendsOf } from '../../src/ledger/worker-batch.js';
 import { WorkerBooks } from '../../src/ledger/worker-books.js';
 import type { SpentReport } from '../../src/ledger/protocol.js';
 import { createLogger } from '../../src/log/logger.js';
+import { tempDir } from '../helpers/gateway.js';
 
 const OWNER = 'worker:1';
 const WRITER = '4242-abcd';
@@ -118,7 +118,7 @@ t.test('a worker heard gone after the ledger began to close: its file stays for 
 });
 
 t.test('the books file: cut and done lines, a torn last line, read once', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'books-test-'));
+  const dir = tempDir('books-test-');
   const line = (c: BookedCall): string => JSON.stringify({ u: c.usage, a: c.allotment, t: c.taken }) + '\n';
   writeFileSync(
     join(dir, `${WRITER}.jsonl`),
@@ -137,7 +137,7 @@ t.test('the books file: cut and done lines, a torn last line, read once', async 
 });
 
 t.test('WorkerBooks: settle resolves once in the file; a batch is told then written; the file empties when all is written', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'books-test-'));
+  const dir = tempDir('books-test-');
   const store = new FakeStore();
   store.addOrg(ORG, 1_000_000);
   const reports: SpentReport[] = [];
@@ -159,7 +159,7 @@ t.test('WorkerBooks: settle resolves once in the file; a batch is told then writ
 
 t.test('WorkerBooks: a batch goes by COPY as its made lines; a retry, a stored row or a refused row by the statement, rows read back whole', async (t) => {
   const setup = () => {
-    const dir = mkdtempSync(join(tmpdir(), 'books-test-'));
+    const dir = tempDir('books-test-');
     const store = new FakeStore();
     store.addOrg(ORG, 1_000_000);
     const books = new WorkerBooks({ store, writer: WRITER, dir, flushMs: 10_000, report: () => {}, logger: createLogger('silent', 'test') });
@@ -221,7 +221,7 @@ t.test('WorkerBooks: a batch goes by COPY as its made lines; a retry, a stored r
 });
 
 t.test('a stream\'s progress kept in the books: it outlives the file starting over, a dead worker\'s stream settles on it, an ended one does not', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'books-test-'));
+  const dir = tempDir('books-test-');
   const store = new FakeStore();
   store.addOrg(ORG, 1_000_000);
   const books = new WorkerBooks({ store, writer: WRITER, dir, flushMs: 10_000, report: () => {}, logger: createLogger('silent', 'test') });
