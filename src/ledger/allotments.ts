@@ -312,10 +312,8 @@ export class Allotments {
 
   /** The call's settlement (or release) is on its way: it is no longer in progress here. */
   finish(requestId: string): void {
-    const call = this.calls.get(requestId);
-    if (call === undefined) return;
-    this.calls.delete(requestId);
-    call.allotment.inFlight--;
+    const call = this.calls.take(requestId);
+    if (call !== undefined) call.allotment.inFlight--;
   }
 
   /** The allotment a call in progress was reserved from, what it took and when, or null. */

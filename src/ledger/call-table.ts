@@ -73,26 +73,19 @@ export class CallTable<V> {
   }
 
   delete(key: string): boolean {
-    let gap = this.slotOf(key);
-    if (gap < 0) return false;
-    this.count--;
-    // Backward shift: an entry further along the probe run moves into the gap
-    // unless its home slot lies after the gap (cyclically), where a lookup
-    // for it would start past the gap and never see it there.
-    for (let j = (gap + 1) & this.mask; this.keys[j] !== undefined; j = (j + 1) & this.mask) {
-      const home = this.hashes[j]! & this.mask;
-      if (((j - home) & this.mask) >= ((j - gap) & this.mask)) {
-        this.keys[gap] = this.keys[j];
-        this.values[gap] = this.values[j];
-        this.hashes[gap] = this.hashes[j]!;
-        gap = j;
-      }
-    }
-    this.keys[gap] = undefined;
-    this.values[gap] = undefined;
-    const capacity = this.mask + 1;
-    if (capacity > SHRINK_ABOVE && this.count * 16 < capacity) this.resize(capacity / 4);
+    const slot = this.slotOf(key);
+    if (slot < 0) return false;
+    this.removeAt(slot);
     return true;
+  }
+
+  /** Removes `key` and returns its value (undefined: not here): one lookup where get and delete make two. */
+  take(key: string): V | undefined {
+    const slot = this.slotOf(key);
+    if (slot < 0) return undefined;
+    const value = this.values[slot];
+    this.removeAt(slot);
+    return value;
   }
 
   /** Each entry, in no particular order; `fn` must not change the table. */
@@ -110,6 +103,27 @@ export class CallTable<V> {
       if (k === undefined) return -1;
       if (this.hashes[i] === h && k === key) return i;
     }
+  }
+
+  private removeAt(slot: number): void {
+    let gap = slot;
+    this.count--;
+    // Backward shift: an entry further along the probe run moves into the gap
+    // unless its home slot lies after the gap (cyclically), where a lookup
+    // for it would start past the gap and never see it there.
+    for (let j = (gap + 1) & this.mask; this.keys[j] !== undefined; j = (j + 1) & this.mask) {
+      const home = this.hashes[j]! & this.mask;
+      if (((j - home) & this.mask) >= ((j - gap) & this.mask)) {
+        this.keys[gap] = this.keys[j];
+        this.values[gap] = this.values[j];
+        this.hashes[gap] = this.hashes[j]!;
+        gap = j;
+      }
+    }
+    this.keys[gap] = undefined;
+    this.values[gap] = undefined;
+    const capacity = this.mask + 1;
+    if (capacity > SHRINK_ABOVE && this.count * 16 < capacity) this.resize(capacity / 4);
   }
 
   private allocate(capacity: number): void {

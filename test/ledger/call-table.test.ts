@@ -22,7 +22,7 @@ function sameAs(t: Test, table: CallTable<number>, model: Map<string, number>, a
   return true;
 }
 
-t.test('reads as a Map through random sets and deletes, growing and shrinking', (t) => {
+t.test('reads as a Map through random sets, deletes and takes, growing and shrinking', (t) => {
   const r = prng(0x32c0ffee);
   const table = new CallTable<number>();
   const model = new Map<string, number>();
@@ -42,9 +42,14 @@ t.test('reads as a Map through random sets and deletes, growing and shrinking', 
       if (r() < pSet) {
         table.set(k, step);
         model.set(k, step);
-      } else {
+      } else if (r() < 0.5) {
         const [was, wasInModel] = [table.delete(k), model.delete(k)];
         if (was !== wasInModel) ok = t.fail(`step ${step}: delete(${k}) said ${was}`) as false;
+      } else {
+        // take: the value and its removal in one lookup
+        const [value, inModel] = [table.take(k), model.get(k)];
+        model.delete(k);
+        if (value !== inModel) ok = t.fail(`step ${step}: take(${k}) gave ${value}, the model ${inModel}`) as false;
       }
       if (table.has(k) !== model.has(k)) ok = t.fail(`step ${step}: has(${k}) ${table.has(k)}`) as false;
       if (step % 5_000 === 0) ok &&= sameAs(t, table, model, `step ${step}`);
@@ -67,6 +72,10 @@ t.test('a key set twice keeps one entry, with the later value', (t) => {
   t.equal(table.get('req_a'), 'second');
   t.equal(table.delete('req_a'), true);
   t.equal(table.delete('req_a'), false, 'a second delete finds nothing');
+  table.set('req_b', 'third');
+  t.equal(table.take('req_b'), 'third', 'take gives the value');
+  t.equal(table.size, 0, 'and removes it');
+  t.equal(table.take('req_b'), undefined, 'a second take finds nothing');
   t.end();
 });
 
