@@ -30,7 +30,8 @@ Modes
   --sweep                Tollgate over WORKERS × PISCINA_MAX_THREADS × connections; prints the best setting
   --mixed                small chat calls beside count_tokens of 1 MB and beside 128 × 3072 float embeddings,
                          and embeddings alone (targets tollgate,tollgate-inline unless --targets says otherwise)
-Targets (all in the same run, interleaved A B C A B C …)
+Targets (all in the same run, interleaved; the order changes each round so that over N rounds for N targets,
+  2N when N is odd, each takes every slot and follows every other equally often)
   --targets LIST         built-in targets to run (default direct,bare,tollgate): direct, bare, tollgate,
                          tollgate-inline (supplier replies decoded on the event loop: the pool off for embeddings)
   --tollgate-from NAME=DIR  another build's Tollgate (DIR: a checkout with dist/ built), started like tollgate

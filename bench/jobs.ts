@@ -1,6 +1,7 @@
 // Running scenarios: one load generator job per (scenario, round, target),
-// targets interleaved A B C A B C … so that a noisy neighbour hurts every
-// target alike, and any error stops the run.
+// targets interleaved in a balanced order that changes from round to round
+// (slotOrder) so that a noisy neighbour hurts every target alike and no target
+// keeps one slot or one predecessor, and any error stops the run.
 import type { Options } from './cli.js';
 import { awaitQuiet, measure, type MeasureContext, type Sample } from './measure.js';
 import type { LoadJob } from './loadgen-job.js';
@@ -48,6 +49,26 @@ export function jobFor(target: Target, s: Scenario, o: Options, concurrency = s.
     maxRequests: 5_000_000,
     ...(s.rate === undefined ? {} : { ratePerSec: s.rate }),
   };
+}
+
+/**
+ * The targets in the order round `round` (from 1) measures them: the rows of
+ * a Williams square, so that over n rounds for n targets (2n when n is odd)
+ * every target takes every slot, and follows every other target, equally
+ * often (A B C, B C A, C A B, C B A, A C B, B A C for three). In a
+ * fixed order a target's slot and the one before it biased its figures: the
+ * slot right after the bare proxy's read 0.87 of a core against 0.99 for the
+ * same build later (2026-11-26) and a one-connection p99 of +1.19 ms against
+ * +0.21 (2026-11-29), and the goals read that slot. A plain rotation would
+ * keep each target behind the same neighbour.
+ */
+export function slotOrder<T>(targets: readonly T[], round: number): T[] {
+  const n = targets.length;
+  if (n < 2) return [...targets];
+  // Column j of row 0 is 0, 1, n-1, 2, n-2, …; row r adds r (mod n); for odd n the next n rows are those reversed.
+  const row = (round - 1) % (n % 2 === 0 ? n : 2 * n);
+  const order = Array.from({ length: n }, (_, j) => targets[((j % 2 === 1 ? (j + 1) / 2 : n - j / 2) + row) % n]!);
+  return row < n ? order : order.reverse();
 }
 
 /** Any error fails the run: print what came back, keep the partial report, exit non-zero. */
@@ -114,7 +135,7 @@ export async function runScenarios(ctx: MeasureContext, o: Options, targets: Tar
   // small-call baseline is measured next to the runs it is compared with, minutes apart at most.
   const plain = scenarios.filter((s) => !MIXED_SCENARIOS.includes(s));
   const mixed = scenarios.filter((s) => MIXED_SCENARIOS.includes(s));
-  for (const s of plain) for (let round = 1; round <= o.rounds; round++) for (const t of targets) await run(s, round, t);
-  for (let round = 1; round <= o.rounds; round++) for (const s of mixed) for (const t of targets) await run(s, round, t);
+  for (const s of plain) for (let round = 1; round <= o.rounds; round++) for (const t of slotOrder(targets, round)) await run(s, round, t);
+  for (let round = 1; round <= o.rounds; round++) for (const s of mixed) for (const t of slotOrder(targets, round)) await run(s, round, t);
 }
 

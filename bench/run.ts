@@ -1,9 +1,10 @@
 // `npm run bench`: starts everything on loopback (the simulator in its own
 // process, the bare proxy, Tollgate on the embedded default, optionally one on
 // DATABASE_URL/REDIS_URL, and any --target), runs the scenarios with the
-// targets interleaved (A B C A B C …) so a noisy machine hurts all of them
-// alike, prints the tables, writes bench/results/bench-<mode>-<time>.{json,html}
-// and stops everything it started — also on Ctrl-C and on errors.
+// targets interleaved in an order that changes each round (jobs.ts slotOrder)
+// so a noisy machine hurts all of them alike, prints the tables, writes
+// bench/results/bench-<mode>-<time>.{json,html} and stops everything it
+// started — also on Ctrl-C and on errors.
 //
 // Layout on a 2-core machine (issue 7): gateway processes (Tollgate, the bare
 // proxy) pinned to core 0; the load generator, the simulator and this runner

@@ -1,12 +1,12 @@
 // Sweep mode, for operators: one Tollgate per (WORKERS, PISCINA_MAX_THREADS)
 // setting, all started at once (each with its own embedded store) so that
-// their jobs interleave like targets do — setting A B C D A B C D … — with the
+// their jobs interleave like targets do — A B C D, B C D A, … — with the
 // bare proxy in every cell as the floor. Then the grid, and the best setting.
 // Another build (--tollgate-from) or other settings (--variant) run every
 // setting too, labelled "<name> W… T…", so a before/after of the scaling comes
 // from one run; the best setting and the goals read this build's alone.
 import type { Options } from './cli.js';
-import { assertClean, jobFor, progress } from './jobs.js';
+import { assertClean, jobFor, progress, slotOrder } from './jobs.js';
 import { measure, type MeasureContext, type Sample } from './measure.js';
 import { sweepScalingGoal, workerScalingGoal, type Goal } from './goals.js';
 import { sweepCpuTable, sweepTable } from './report-text.js';
@@ -56,7 +56,7 @@ export async function runSweep(ctx: MeasureContext, o: Options, simUrl: string, 
       for (const id of o.sweep.scenarios) {
         const scenario = scenarioById(id);
         for (const conns of o.sweep.connections) {
-          for (const t of targets) {
+          for (const t of slotOrder(targets, round)) {
             const sample = await measure(ctx, t, `${id}@${conns}`, round, jobFor(t, scenario, o, conns));
             samples.push(sample);
             log(progress(++i, total, sample));

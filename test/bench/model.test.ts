@@ -1,8 +1,10 @@
 // The bench's pure parts: the histogram's percentiles and merging, how the
-// sweep picks the best setting, and issue 14's goals from a run's aggregates.
+// sweep picks the best setting, issue 14's goals from a run's aggregates, and
+// the order in which each round measures the targets.
 import t from 'tap';
 import { GOAL_IDS, goals, sweepScalingGoal, workerScalingGoal } from '../../bench/goals.js';
 import { Histogram } from '../../bench/histogram.js';
+import { slotOrder } from '../../bench/jobs.js';
 import type { Aggregate } from '../../bench/results.js';
 import { chooseBest, sweepCells } from '../../bench/sweep-model.js';
 
@@ -127,4 +129,21 @@ t.test('goals: calls/s rise with WORKERS and reach 8× WORKERS=1, from a sweep (
   t.match(sweepScalingGoal(sweep([5566, 12013, 20974, 18112, 16714]), settings, 'unary@512'), { pass: false }, "the issue's sweep of 2026-11-26 misses");
   t.match(sweepScalingGoal(sweep([5000, 9000, 17000, 30000, 38000]), settings, 'unary@512'), { ratio: 7.6, pass: false }, 'rising, under 8×');
   t.equal(sweepScalingGoal(sweep([5000]), settings.slice(0, 1), 'unary@512'), null, 'one WORKERS value: nothing to compare');
+});
+
+t.test('slot order: over a cycle every target takes every slot and follows every other target equally often', async (t) => {
+  const count = (xs: string[]): number[] => [...xs.reduce((m, x) => m.set(x, (m.get(x) ?? 0) + 1), new Map<string, number>()).values()];
+  for (let n = 1; n <= 7; n++) {
+    const targets = Array.from({ length: n }, (_, i) => String.fromCharCode(65 + i));
+    const cycle = n % 2 === 0 || n === 1 ? n : 2 * n;
+    const rows = Array.from({ length: cycle }, (_, r) => slotOrder(targets, r + 1));
+    const shown = rows.map((r) => r.join('')).join(' ');
+    t.ok(rows.every((row) => [...row].sort().join('') === targets.join('')), `n=${n}: each round measures every target once (${shown})`);
+    for (let j = 0; j < n; j++) t.same(count(rows.map((row) => row[j]!)), Array(n).fill(cycle / n), `n=${n}: slot ${j} has every target equally often`);
+    const pairs = count(rows.flatMap((row) => row.slice(1).map((x, j) => `${row[j]}${x}`)));
+    t.same(pairs, Array(n * (n - 1)).fill(cycle / n), `n=${n}: every ordered pair of neighbours occurs, equally often`);
+    t.same(slotOrder(targets, cycle + 1), rows[0], `n=${n}: the cycle repeats`);
+  }
+  t.same(slotOrder(['bare', 'tollgate', 'before'], 1), ['bare', 'tollgate', 'before'], 'the first round keeps the order given');
+  t.same(slotOrder(['bare', 'tollgate'], 2), ['tollgate', 'bare'], 'two targets swap each round');
 });
