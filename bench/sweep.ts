@@ -1,7 +1,8 @@
 // Sweep mode, for operators: one Tollgate per (WORKERS, PISCINA_MAX_THREADS)
 // setting, all started at once (each with its own embedded store) so that
-// their jobs interleave like targets do — A B C D, B C D A, … — with the
-// bare proxy in every cell as the floor. Then the grid, and the best setting.
+// their jobs interleave like targets do, in an order that changes each round
+// (jobs.ts slotOrder), with the bare proxy in every cell as the floor. Then
+// the grid, and the best setting.
 // Another build (--tollgate-from) or other settings (--variant) run every
 // setting too, labelled "<name> W… T…", so a before/after of the scaling comes
 // from one run; the best setting and the goals read this build's alone.
