@@ -1,8 +1,8 @@
 // A response body compressed once (gzip and brotli) and the choice among its
-// encodings by Accept-Encoding. Done when an asset is loaded or a page
-// rendered, never per request.
+// encodings by Accept-Encoding. Done when a page is rendered and, for the
+// static assets, by the build (assets.ts); never per request.
 import { createHash } from 'node:crypto';
-import { brotliCompressSync, constants, gzipSync } from 'node:zlib';
+import { brotliCompressSync, brotliDecompressSync, constants, gunzipSync, gzipSync } from 'node:zlib';
 
 export interface Encoded {
   type: string;
@@ -14,13 +14,25 @@ export interface Encoded {
 
 export function encodeBody(type: string, body: string | Buffer): Encoded {
   const identity = typeof body === 'string' ? Buffer.from(body, 'utf8') : body;
-  return {
-    type,
-    identity,
-    gzip: gzipSync(identity, { level: 9 }),
-    br: brotliCompressSync(identity, { params: { [constants.BROTLI_PARAM_QUALITY]: 11, [constants.BROTLI_PARAM_SIZE_HINT]: identity.length } }),
-    etag: '"' + createHash('sha256').update(identity).digest('base64url').slice(0, 27) + '"',
-  };
+  return encodedAs(type, identity, gzipSync(identity, { level: 9 }), brotliCompressSync(identity, { params: { [constants.BROTLI_PARAM_QUALITY]: 11, [constants.BROTLI_PARAM_SIZE_HINT]: identity.length } }));
+}
+
+/**
+ * A body and its compressed forms made elsewhere (at build time: assets.ts),
+ * or null when either does not decompress to the body: a damaged file is
+ * never served.
+ */
+export function encodedFrom(type: string, identity: Buffer, gzip: Buffer, br: Buffer): Encoded | null {
+  try {
+    if (!gunzipSync(gzip).equals(identity) || !brotliDecompressSync(br).equals(identity)) return null;
+  } catch {
+    return null;
+  }
+  return encodedAs(type, identity, gzip, br);
+}
+
+function encodedAs(type: string, identity: Buffer, gzip: Buffer, br: Buffer): Encoded {
+  return { type, identity, gzip, br, etag: '"' + createHash('sha256').update(identity).digest('base64url').slice(0, 27) + '"' };
 }
 
 /** Whether `coding` is acceptable in an Accept-Encoding value (absent or q=0 → no). */
