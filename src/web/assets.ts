@@ -6,7 +6,7 @@
 //
 // Their gzip and brotli forms are made once by the build's last step
 // (precompress.ts) into ENCODED_DIR, named by the same hash: compressing them
-// took each worker ~0.15 s of CPU at every start, a replacement after a
+// took each worker ~0.1 s of CPU at every start, a replacement after a
 // crash included. A worker checks that they decompress to the very bytes it
 // read; when they are missing (a build by tsc alone) or do not, it
 // compresses them itself, as it used to.

@@ -1,4 +1,4 @@
-// The build's last step (`npm run build`, `npm install`): the web assets'
+// The build's last step (`npm run build`, `npm install`, `npm test`): the web assets'
 // gzip and brotli forms, made once here rather than by every worker at its
 // start (assets.ts).
 import { ENCODED_DIR, writeEncodedAssets } from './assets.js';

@@ -39,7 +39,7 @@ t.test("a worker reads the build's files, and compresses itself when they are da
   const dir = join(root, ENCODED_DIR);
   const js = written.find((f) => f.endsWith('.js.gz'))!.slice(0, -'.gz'.length);
   const identity = readFileSync(join(root, 'dist/web/app.js'));
-  // Another valid gzip of the same bytes than the one the worker would make (level 1, not 9): seen only if the file is read.
+  // A valid gzip of the same bytes, other than the one the worker would make (level 1, not 9): served only if the file is read.
   const fast = gzipSync(identity, { level: 1 });
   writeFileSync(join(dir, `${js}.gz`), fast);
   t.same(loadAssets(root).byFile.get(js)!.gzip, fast, "the build's file is what is served");
@@ -47,7 +47,7 @@ t.test("a worker reads the build's files, and compresses itself when they are da
   writeFileSync(join(dir, `${js}.br`), Buffer.from('not brotli'));
   const repaired = loadAssets(root).byFile.get(js)!;
   t.same(brotliDecompressSync(repaired.br), identity, 'a damaged file is not served: the worker compressed the asset itself');
-  t.not(repaired.gzip.equals(fast), true, 'both forms made afresh');
+  t.notOk(repaired.gzip.equals(fast), 'both forms made afresh');
 
   // A gzip that decompresses to other bytes (an earlier build's, renamed) is not served either.
   writeFileSync(join(dir, `${js}.gz`), gzipSync(Buffer.from('console.log("an older app")')));
