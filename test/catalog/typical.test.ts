@@ -40,8 +40,10 @@ if (db !== null) {
     const mean = Math.round(completed.reduce((s, r) => s + micros(r.charged), 0) / 3);
     const meanOut = Math.round(completed.reduce((s, r) => s + r.output_tokens, 0) / 3);
 
+    // The refresh (every 300 ms here) may publish before every worker's rows are in the store (each writes its own,
+    // every flush_ms): a first revision may average fewer requests. What is published once all three are in counts.
     let swift: any;
-    for (let i = 0; i < 50 && swift?.typical_request === undefined; i++) {
+    for (let i = 0; i < 50 && swift?.typical_request?.requests !== 3; i++) {
       await new Promise((r) => setTimeout(r, 100));
       swift = ((await (await fetch(`${gw.url}/v1/models`)).json()) as any).data.find((m: any) => m.id === 'nw-swift-1');
     }
