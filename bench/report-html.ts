@@ -92,7 +92,8 @@ function sweepSection(r: Report): string {
     }),
   ]);
   const mem = Object.entries(sw.peakRss).map(([l, roles]) => [esc(l), ...['primary', 'worker', 'proxy'].map((role) => (roles[role] ? (roles[role]! / MB).toFixed(0) : '–'))]);
-  return `<section><h2>Sweep</h2><p class="verdict">${esc(sw.verdict.text)}</p>
+  const notes = [...(sw.failed === undefined ? [] : [`The run failed part-way (${sw.failed}): the figures are what was measured until then.`]), ...Object.entries(sw.dropped).map(([l, why]) => `Dropped: ${l} answered ${why}; its figures stop at the slot before.`)];
+  return `<section><h2>Sweep</h2><p class="verdict">${esc(sw.verdict.text)}</p>${notes.map((n) => `<p class="note">${esc(n)}</p>`).join('')}
 <p class="note">W = WORKERS (HTTP worker processes), T = PISCINA_MAX_THREADS (worker threads per HTTP worker, used for bodies above pools.offload_body_bytes and for token counting). Cells: req/s / p99 ms; the best setting per cell in bold. Scores (geometric mean of req/s relative to each cell's best): ${esc(Object.entries(sw.verdict.scores).map(([k, v]) => `${k} ${v}`).join(', '))}.</p>
 ${table(['scenario', 'connections', ...labels], rows)}
 <div class="charts">${barChart({ title: 'Throughput by setting', unit: 'req/s', series, groups: groups((a) => a.rps), digits: 0 })}${barChart({ title: 'p99 latency by setting', unit: 'ms', series, groups: groups((a) => a.latency.p99) })}</div>

@@ -96,8 +96,7 @@ async function main(): Promise<number> {
     };
 
     if (o.mode === 'sweep') {
-      report.sweep = await runSweep(ctx, o, sim.url, bare!, gwCpus, log);
-      log(`\n${report.sweep.table}\n\n${report.sweep.verdict.text}`);
+      await runSweep(ctx, o, sim.url, bare!, gwCpus, report, log);
     } else {
       await runScenarios(ctx, o, targets, report);
       if (o.profile && o.profileExt) await targets.find((t) => t.name === 'tollgate-ext')?.stop(); // the profiled one takes its place in the deployment
@@ -142,6 +141,7 @@ function printTables(report: Report): void {
     if (report.aggregates.some((a) => a.kind === 'tollgate')) log(`\nTollgate's CPU per request by process (µs)\n\n${roleTable(report.aggregates)}`);
     if (report.aggregates.some((a) => a.loopDelay != null)) log(`\nThe HTTP workers' event loop while each scenario ran (from /metrics)\n\n${loopTable(report.aggregates)}`);
   }
+  if (report.sweep) log(`\n${report.sweep.table}\n\n${report.sweep.verdict.text}`);
   if (report.goals.length > 0) log(`\nGoals: each figure against its limit (JSON: goals[].id)\n\n${goalsTable(report.goals)}`);
   if (report.mixed.length > 0) log(`\nSmall calls beside heavy work (goal: p99 within ${report.mixed[0]!.limit}× of the same calls alone)\n\n${mixedTable(report.mixed)}`);
   if (report.skipped.length > 0) log(`\nNot measured\n${skippedText(report.skipped)}`);

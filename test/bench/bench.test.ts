@@ -1,7 +1,7 @@
 // The bench runner end to end, briefly: the simulator, the bare proxy and the
 // load generator in their own processes for ~2 s of load, then the report
 // files. Checks shapes and sanity, never timings (the machine is shared).
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -142,4 +142,41 @@ t.test('an erroring target fails the run loudly, with a partial report', async (
   const json = readdirSync(dir).find((f) => f.endsWith('.json'));
   t.ok(json !== undefined && existsSync(join(dir, json)));
   t.match(JSON.parse(readFileSync(join(dir, json!), 'utf8')).failed, /ECONNREFUSED/);
+});
+
+t.test("a sweep drops a comparison that answers errors, and keeps this build's figures", async (t) => {
+  // The variant's key may hold 36 calls at once: the warm-up's 32 connections and the sweep's 4 stay under it, 256 do not.
+  const args = ['--sweep', '--sweep-workers', '1', '--sweep-threads', '1', '--sweep-connections', '4,256', '--sweep-scenarios', 'unary'];
+  const { code, stderr, dir } = bench([...args, '--variant', 'capped:MAX_CONCURRENT_PER_KEY=36']);
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  t.equal(code, 0, stderr.slice(-2000));
+  t.match(stderr, /capped W1 T1 answered \d+ error\(s\) in unary@256, round 1: \{"status 429":\d+\}; dropped from the rest of the sweep/);
+  t.match(stderr, /Dropped: capped W1 T1 answered/, 'said again under the tables');
+  const sweep = report0(dir).sweep;
+  t.match(sweep.dropped, { 'capped W1 T1': /unary@256, round 1/ });
+  t.equal(sweep.failed, undefined);
+  const slots = (target: string): string[] => sweep.samples.filter((x: any) => x.target === target).map((x: any) => x.scenario).sort();
+  t.same(slots('W1 T1'), ['unary@256', 'unary@4'], "this build's every slot");
+  t.same(slots('capped W1 T1'), ['unary@4'], "the comparison's slots before it failed; not the failing one");
+});
+
+t.test('a sweep cut short keeps what it measured in the report', async (t) => {
+  // SIGTERM once two slots are measured: the children stop, the slot in progress fails, the report is written.
+  const dir = mkdtempSync(join(tmpdir(), 'tollgate-bench-test-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const args = ['--no-pin', '--rounds', '1', '--slot-ms', '500', '--warmup-ms', '100', '--warm-target-ms', '200', '--out', dir];
+  const child = spawn(process.execPath, [RUN, ...args, '--sweep', '--sweep-workers', '1', '--sweep-threads', '1', '--sweep-connections', '4,8,16', '--sweep-scenarios', 'unary']);
+  let stderr = '';
+  child.stderr.setEncoding('utf8').on('data', (d: string) => {
+    stderr += d;
+    if (/\[ +2\/6\]/.test(stderr)) child.kill('SIGTERM');
+  });
+  const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+  t.equal(code, 130, stderr.slice(-2000));
+  t.match(stderr, /the run failed part-way/, 'the tables are printed, marked');
+  const report = report0(dir);
+  t.match(report.failed, /interrupted \(SIGTERM\)/);
+  t.match(report.sweep, { failed: String, goals: [], dropped: {} }, 'no goals from a sweep that did not finish');
+  t.ok(report.sweep.samples.length >= 2, `the slots measured before the signal are in the report (${report.sweep.samples.length})`);
+  t.ok(report.sweep.samples.every((x: any) => x.result.errors === 0 && x.result.requests > 0), 'answered slots only');
 });
