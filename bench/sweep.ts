@@ -9,7 +9,7 @@
 // An error from this build or the bare proxy fails the run, as in the other
 // modes. A comparison's setting that answers errors is only dropped from the
 // rest of the sweep, with its reason: an old build that falls over at W12
-// (92f21b8's primary answered 503 to every call there on 16 cores) is the
+// (92f21b8 answered 503 to every call at W8 and W12 on 16 cores) is the
 // before picture, and it once cost the whole run's figures.
 import type { Options } from './cli.js';
 import { assertClean, jobFor, progress, slotOrder } from './jobs.js';
